@@ -1,0 +1,1 @@
+"""Memory tiers: policy written against LangGraph's ``BaseStore`` only."""
