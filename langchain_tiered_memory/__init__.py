@@ -22,7 +22,12 @@ from langchain_tiered_memory.errors import (
     TokenBudgetError,
     WriteBackError,
 )
-from langchain_tiered_memory.tokens import TokenBudget, TokenCounter, get_encoding, seed_tiktoken_cache
+from langchain_tiered_memory.tokens import (
+    TokenBudget,
+    TokenCounter,
+    get_encoding,
+    seed_tiktoken_cache,
+)
 
 __version__ = "0.1.0"
 

@@ -92,9 +92,13 @@ class HashingEmbeddings(BaseModel, Embeddings):
         return self._embed(text)
 
 
-ScriptedReply = str | AIMessage | dict[str, Any] | BaseException | Callable[
-    [list[BaseMessage]], "str | AIMessage | dict[str, Any]"
-]
+ScriptedReply = (
+    str
+    | AIMessage
+    | dict[str, Any]
+    | BaseException
+    | Callable[[list[BaseMessage]], "str | AIMessage | dict[str, Any]"]
+)
 """One scripted reply: text, a message, a dict (for structured output), an
 exception to raise, or a callable of the input messages returning one of those."""
 
@@ -202,8 +206,11 @@ class ScriptedChatModel(BaseChatModel):
             else:
                 parsed = reply
             if include_raw:
-                return {"raw": AIMessage(content=json.dumps(reply, default=str)),
-                        "parsed": parsed, "parsing_error": None}
+                return {
+                    "raw": AIMessage(content=json.dumps(reply, default=str)),
+                    "parsed": parsed,
+                    "parsing_error": None,
+                }
             return parsed
 
         return RunnableLambda(parse, name="scripted_structured_output")
@@ -222,6 +229,7 @@ class FakeClock:
         self._now = start or datetime(2026, 1, 1, tzinfo=timezone.utc)
 
     def __call__(self) -> datetime:
+        """The current fake time."""
         return self._now
 
     def advance(self, **delta: float) -> None:

@@ -314,9 +314,7 @@ class TokenBudget:
 
     def __post_init__(self) -> None:
         if isinstance(self.total, bool) or not isinstance(self.total, int) or self.total < 0:
-            raise TokenBudgetError(
-                f"token budget must be a non-negative int, got {self.total!r}"
-            )
+            raise TokenBudgetError(f"token budget must be a non-negative int, got {self.total!r}")
 
     def can_afford(self, tokens: int) -> bool:
         """Whether ``tokens`` more fit in the budget."""
