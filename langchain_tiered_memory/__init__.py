@@ -11,6 +11,7 @@ Example:
 
 from __future__ import annotations
 
+from langchain_tiered_memory.assembly import MemoryContext, MemoryItem
 from langchain_tiered_memory.errors import (
     BackendError,
     ConfigurationError,
@@ -22,26 +23,39 @@ from langchain_tiered_memory.errors import (
     TokenBudgetError,
     WriteBackError,
 )
+from langchain_tiered_memory.memory import TieredMemory
+from langchain_tiered_memory.tiers.episodic_models import Episode, Outcome, TrajectoryStep
+from langchain_tiered_memory.tiers.procedural_models import Strategy, ToolUsageRecord
 from langchain_tiered_memory.tokens import (
     TokenBudget,
     TokenCounter,
     get_encoding,
     seed_tiktoken_cache,
 )
+from langchain_tiered_memory.user_memory import UserMemory
 
 __version__ = "0.1.0"
 
 __all__ = [
     "BackendError",
     "ConfigurationError",
+    "Episode",
     "ExtractionError",
     "InvalidInputError",
+    "MemoryContext",
+    "MemoryItem",
     "NamespaceError",
+    "Outcome",
     "StoreLockedError",
+    "Strategy",
+    "TieredMemory",
     "TieredMemoryError",
     "TokenBudget",
     "TokenBudgetError",
     "TokenCounter",
+    "ToolUsageRecord",
+    "TrajectoryStep",
+    "UserMemory",
     "WriteBackError",
     "__version__",
     "get_encoding",

@@ -1,6 +1,19 @@
-"""Consolidation and forgetting: policy (what to forget) and mechanism (trash, audit, purge)."""
+"""Consolidation and forgetting: policy (what to forget), mechanism (trash, audit, purge), passes."""
 
+from langchain_tiered_memory.consolidation.consolidator import (
+    ConsolidationReport,
+    MemoryConsolidator,
+    ProgressCallback,
+)
 from langchain_tiered_memory.consolidation.policy import ForgettingPolicy, RetentionCandidate
 from langchain_tiered_memory.consolidation.trash import AuditRecord, MemoryTrash
 
-__all__ = ["AuditRecord", "ForgettingPolicy", "MemoryTrash", "RetentionCandidate"]
+__all__ = [
+    "AuditRecord",
+    "ConsolidationReport",
+    "ForgettingPolicy",
+    "MemoryConsolidator",
+    "MemoryTrash",
+    "ProgressCallback",
+    "RetentionCandidate",
+]

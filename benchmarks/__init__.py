@@ -1,0 +1,1 @@
+"""Benchmark scripts that print tables (run them with ``python -m benchmarks.<name>``)."""

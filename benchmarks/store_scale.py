@@ -1,0 +1,411 @@
+"""Store scale benchmark: upsert rate, filtered top-10 latency, recall, memory, reopen.
+
+For each size (10k and 100k points by default, 1M with ``--million``) and each
+engine (Qdrant Edge embedded, qdrant-client local mode, LangGraph's
+``InMemoryStore``), the script loads seeded random 384-d unit vectors spread
+over 100 namespaces, then measures:
+
+* upsert points/s through ``store.batch`` of ``PutOp`` (embedding is a lookup of
+  precomputed vectors, so the figure is the store's own cost);
+* top-10 search latency p50/p99 with a namespace filter, and with a namespace
+  plus a time-range filter (``{"ts": {"$gte": lo, "$lte": hi}}`` on a value field);
+* recall@10 of both against exact search (numpy brute force over the same scope);
+* resident memory added by the loaded store, and the time to reopen it and answer
+  one query.
+
+Each engine runs in a fresh process (``--in-process`` to skip that), so memory
+figures do not mix. Ratio columns compare with ``InMemoryStore`` in the same run.
+
+Usage:
+    python -m benchmarks.store_scale                 # 10k and 100k
+    python -m benchmarks.store_scale --million       # adds 1M
+    python -m benchmarks.store_scale --quick         # 2k smoke run
+    python -m benchmarks.store_scale --sizes 50000 --engines embedded,inmemory
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+if __package__ in (None, ""):  # run as a file: make ``benchmarks`` importable
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks._common import (  # noqa: E402
+    environment,
+    format_table,
+    percentile,
+    ratio,
+    rss_mb,
+    run_isolated,
+    stopwatch,
+    time_calls,
+)
+from langchain_core.embeddings import Embeddings  # noqa: E402
+from langgraph.store.base import BaseStore, PutOp  # noqa: E402
+
+ENGINES = ("embedded", "client", "inmemory")
+ENGINE_LABELS = {
+    "embedded": "embedded (Qdrant Edge)",
+    "client": "client (qdrant-client local)",
+    "inmemory": "InMemoryStore",
+}
+DAY = 86_400.0
+T0 = 1_767_225_600.0  # 2026-01-01T00:00:00Z
+SPAN = 30 * DAY
+WINDOW = 0.25  # share of the time span a time-range query covers
+
+
+@dataclasses.dataclass(frozen=True)
+class Config:
+    """Benchmark settings (see ``--help``)."""
+
+    sizes: tuple[int, ...] = (10_000, 100_000)
+    engines: tuple[str, ...] = ENGINES
+    namespaces: int = 100
+    dims: int = 384
+    queries: int = 200
+    client_queries: int = 20
+    batch: int = 1_000
+    seed: int = 42
+    optimize: bool = True
+    isolated: bool = True
+    skip_client_above: int | None = None
+    skip_inmemory_above: int | None = None
+    workdir: str | None = None
+
+
+@dataclasses.dataclass
+class Data:
+    """Seeded points and queries for one size."""
+
+    vectors: np.ndarray  # (n, dims) float32, unit length
+    namespace_of: np.ndarray  # (n,) int
+    ts: np.ndarray  # (n,) float epoch seconds
+    queries: np.ndarray  # (q, dims) float32, unit length
+    query_namespace: np.ndarray  # (q,) int
+    query_window: np.ndarray  # (q, 2) float: [lo, hi]
+
+
+def _unit(rng: np.random.Generator, rows: int, dims: int) -> np.ndarray:
+    out = np.empty((rows, dims), dtype=np.float32)
+    for start in range(0, rows, 100_000):  # in chunks: bounded float64 temporaries
+        block = rng.standard_normal((min(100_000, rows - start), dims))
+        block /= np.linalg.norm(block, axis=1, keepdims=True)
+        out[start : start + len(block)] = block
+    return out
+
+
+def make_data(n: int, namespaces: int, dims: int, queries: int, seed: int) -> Data:
+    """Points spread evenly over ``namespaces``, timestamps uniform over 30 days."""
+    rng = np.random.default_rng(seed)
+    vectors = _unit(rng, n, dims)
+    ts = T0 + rng.random(n) * SPAN
+    qrng = np.random.default_rng(seed + 1)
+    lo = T0 + qrng.random(queries) * SPAN * (1 - WINDOW)
+    return Data(
+        vectors=vectors,
+        namespace_of=np.arange(n) % namespaces,
+        ts=ts,
+        queries=_unit(qrng, queries, dims),
+        query_namespace=qrng.integers(0, namespaces, queries),
+        query_window=np.stack([lo, lo + SPAN * WINDOW], axis=1),
+    )
+
+
+class LookupEmbeddings(Embeddings):
+    """Embeddings that look texts up: ``"p<i>"`` is point i, ``"q<j>"`` is query j."""
+
+    def __init__(self, data: Data) -> None:
+        self.data = data
+
+    def _vector(self, text: str) -> list[float]:
+        table = self.data.vectors if text[0] == "p" else self.data.queries
+        return table[int(text[1:])].tolist()  # type: ignore[no-any-return]
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        return [self._vector(t) for t in texts]
+
+    def embed_query(self, text: str) -> list[float]:
+        return self._vector(text)
+
+
+def namespace(j: int) -> tuple[str, str]:
+    return ("bench", f"ns{j:03d}")
+
+
+def _open(engine: str, path: Path, embeddings: Embeddings, dims: int) -> tuple[BaseStore, Any]:
+    """Open (or reopen) a store; returns it and the client to close after it, if any."""
+    index: Any = {"dims": dims, "embed": embeddings, "fields": ["text"]}
+    if engine == "inmemory":
+        from langgraph.store.memory import InMemoryStore
+
+        return InMemoryStore(index=index), None
+    from langchain_tiered_memory.stores import QdrantMemoryStore
+
+    if engine == "embedded":
+        return QdrantMemoryStore.embedded(path, index=index, retrieval="dense"), None
+    from qdrant_client import QdrantClient
+
+    client = QdrantClient(path=str(path))
+    return QdrantMemoryStore.from_client(client, index=index, retrieval="dense"), client
+
+
+def _close(store: BaseStore, client: Any) -> None:
+    close = getattr(store, "close", None)
+    if close is not None:
+        close()
+    if client is not None:
+        client.close()
+
+
+def _exact_top10(data: Data, j: int, window: bool) -> set[int]:
+    members = np.flatnonzero(data.namespace_of == data.query_namespace[j])
+    if window:
+        lo, hi = data.query_window[j]
+        members = members[(data.ts[members] >= lo) & (data.ts[members] <= hi)]
+    scores = data.vectors[members] @ data.queries[j]
+    top = np.argsort(-scores, kind="stable")[:10]
+    return {int(i) for i in members[top]}
+
+
+def _recall(data: Data, results: list[list[Any]], window: bool) -> float:
+    values = []
+    for j, found in enumerate(results):
+        exact = _exact_top10(data, j, window)
+        got = {int(item.key[1:]) for item in found}
+        if exact:
+            values.append(len(got & exact) / len(exact))
+        else:
+            values.append(0.0 if got else 1.0)
+    return float(np.mean(values)) if values else float("nan")
+
+
+def run_engine(engine: str, n: int, config: Config, workdir: str) -> dict[str, Any]:
+    """Load ``n`` points into one engine and measure it; returns one table row as a dict."""
+    n_queries = config.client_queries if engine == "client" else config.queries
+    data = make_data(n, config.namespaces, config.dims, n_queries, config.seed)
+    embeddings = LookupEmbeddings(data)
+    path = Path(workdir) / f"{engine}-{n}"
+    shutil.rmtree(path, ignore_errors=True)
+    base_rss = rss_mb()
+
+    store, client = _open(engine, path, embeddings, config.dims)
+    with stopwatch() as upsert:
+        for start in range(0, n, config.batch):
+            stop = min(start + config.batch, n)
+            store.batch(
+                [
+                    PutOp(namespace(int(data.namespace_of[i])), f"p{i}", {
+                        "text": f"p{i}", "ts": float(data.ts[i])
+                    })
+                    for i in range(start, stop)
+                ]
+            )
+    optimize_s = None
+    if config.optimize and hasattr(store, "optimize"):
+        with stopwatch() as opt:
+            store.optimize()
+        optimize_s = opt.seconds
+
+    def search(j: int, window: bool) -> list[Any]:
+        flt = None
+        if window:
+            lo, hi = data.query_window[j]
+            flt = {"ts": {"$gte": float(lo), "$lte": float(hi)}}
+        ns = namespace(int(data.query_namespace[j]))
+        return store.search(ns, query=f"q{j}", filter=flt, limit=10)
+
+    for j in range(min(3, n_queries)):  # warm-up, not timed
+        search(j, False)
+        search(j, True)
+    lat_ns, res_ns = time_calls([lambda j=j: search(j, False) for j in range(n_queries)])
+    lat_time, res_time = time_calls([lambda j=j: search(j, True) for j in range(n_queries)])
+    loaded_rss = rss_mb()
+
+    reopen_s = None
+    if engine != "inmemory":
+        _close(store, client)
+        with stopwatch() as reopen:
+            store, client = _open(engine, path, embeddings, config.dims)
+            again = search(0, False)
+        reopen_s = reopen.seconds
+        assert [i.key for i in again] == [i.key for i in res_ns[0]], "reopen lost data"
+    _close(store, client)
+    shutil.rmtree(path, ignore_errors=True)
+    return {
+        "engine": engine,
+        "points": n,
+        "upsert_per_s": n / upsert.seconds,
+        "optimize_s": optimize_s,
+        "queries": n_queries,
+        "ns_p50_ms": percentile(lat_ns, 50),
+        "ns_p99_ms": percentile(lat_ns, 99),
+        "time_p50_ms": percentile(lat_time, 50),
+        "time_p99_ms": percentile(lat_time, 99),
+        "recall_ns": _recall(data, res_ns, window=False),
+        "recall_time": _recall(data, res_time, window=True),
+        "memory_mb": loaded_rss - base_rss,
+        "reopen_s": reopen_s,
+    }
+
+
+HEADERS = [
+    "engine",
+    "points",
+    "upsert pts/s",
+    "ns p50 ms",
+    "ns p99 ms",
+    "ns+time p50 ms",
+    "ns+time p99 ms",
+    "recall@10 ns",
+    "recall@10 ns+time",
+    "queries",
+    "memory MB",
+    "reopen s",
+    "optimize s",
+    "upsert vs IMS",
+    "p50 speed-up vs IMS",
+]
+
+
+def table_rows(rows: list[dict[str, Any]]) -> list[list[Any]]:
+    """Rows for :data:`HEADERS`, with ratios against InMemoryStore of the same size."""
+    base = {r["points"]: r for r in rows if r["engine"] == "inmemory" and "skipped" not in r}
+    out: list[list[Any]] = []
+    for r in rows:
+        label = ENGINE_LABELS[r["engine"]]
+        if "skipped" in r:
+            out.append([label, r["points"], r["skipped"], *["-"] * (len(HEADERS) - 3)])
+            continue
+        ims = base.get(r["points"])
+        upsert_ratio = ratio(r["upsert_per_s"], ims["upsert_per_s"]) if ims else None
+        speedup = ratio(ims["ns_p50_ms"], r["ns_p50_ms"]) if ims else None
+        out.append(
+            [
+                label,
+                r["points"],
+                r["upsert_per_s"],
+                r["ns_p50_ms"],
+                r["ns_p99_ms"],
+                r["time_p50_ms"],
+                r["time_p99_ms"],
+                r["recall_ns"],
+                r["recall_time"],
+                r["queries"],
+                r["memory_mb"],
+                r["reopen_s"],
+                r["optimize_s"],
+                None if upsert_ratio is None else f"{upsert_ratio:.2f}x",
+                None if speedup is None else f"{speedup:.1f}x",
+            ]
+        )
+    return out
+
+
+def _skip_reason(engine: str, n: int, config: Config) -> str | None:
+    limits = {"client": config.skip_client_above, "inmemory": config.skip_inmemory_above}
+    limit = limits.get(engine)
+    if limit is not None and n > limit:
+        return f"skipped (> {limit:,})"
+    return None
+
+
+def run(config: Config) -> list[dict[str, Any]]:
+    """Run every (size, engine) pair; print progress to stderr; return the rows."""
+    workdir = config.workdir or tempfile.mkdtemp(prefix="store-scale-")
+    Path(workdir).mkdir(parents=True, exist_ok=True)
+    rows: list[dict[str, Any]] = []
+    try:
+        for n in config.sizes:
+            for engine in config.engines:
+                reason = _skip_reason(engine, n, config)
+                if reason:
+                    rows.append({"engine": engine, "points": n, "skipped": reason})
+                    continue
+                print(f"[store_scale] {engine} at {n:,} points ...", file=sys.stderr, flush=True)
+                row = run_isolated(run_engine, engine, n, config, workdir, isolated=config.isolated)
+                rows.append(row)
+    finally:
+        if config.workdir is None:
+            shutil.rmtree(workdir, ignore_errors=True)
+    return rows
+
+
+def parse_args(argv: list[str] | None = None) -> tuple[Config, str | None]:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", type=int, nargs="+", help="point counts (default 10k 100k)")
+    parser.add_argument("--million", action="store_true", help="also run 1,000,000 points")
+    parser.add_argument("--quick", action="store_true", help="smoke run: 2,000 points")
+    parser.add_argument("--engines", default=",".join(ENGINES), help="comma-separated")
+    parser.add_argument("--namespaces", type=int, default=100)
+    parser.add_argument("--dims", type=int, default=384)
+    parser.add_argument("--queries", type=int, help="queries per filter kind (default 200)")
+    parser.add_argument(
+        "--client-queries", type=int, default=20, help="queries for the client engine"
+    )
+    parser.add_argument("--batch", type=int, default=1_000, help="puts per batch() call")
+    parser.add_argument("--seed", type=int, default=42)
+    parser.add_argument("--no-optimize", action="store_true", help="skip store.optimize()")
+    parser.add_argument("--skip-client-above", type=int, help="no client row above N points")
+    parser.add_argument("--skip-inmemory-above", type=int, help="no InMemoryStore row above N")
+    parser.add_argument("--in-process", action="store_true", help="no process per engine")
+    parser.add_argument("--workdir", help="directory for store files (default: a temp dir)")
+    parser.add_argument("--json", help="also write the rows as JSON to this path")
+    args = parser.parse_args(argv)
+
+    engines = tuple(e.strip() for e in args.engines.split(",") if e.strip())
+    unknown = set(engines) - set(ENGINES)
+    if unknown:
+        parser.error(f"unknown engines {sorted(unknown)}: choose from {', '.join(ENGINES)}")
+    sizes = tuple(args.sizes or ((2_000,) if args.quick else (10_000, 100_000)))
+    if args.million:
+        sizes += (1_000_000,)
+    queries = args.queries or (50 if args.quick else 200)
+    config = Config(
+        sizes=sizes,
+        engines=engines,
+        namespaces=args.namespaces,
+        dims=args.dims,
+        queries=queries,
+        client_queries=min(args.client_queries, queries),
+        batch=args.batch,
+        seed=args.seed,
+        optimize=not args.no_optimize,
+        isolated=not args.in_process,
+        skip_client_above=args.skip_client_above,
+        skip_inmemory_above=args.skip_inmemory_above,
+        workdir=args.workdir,
+    )
+    return config, args.json
+
+
+def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
+    config, json_path = parse_args(argv)
+    rows = run(config)
+    print(
+        f"Store scale: {config.dims}-d random unit vectors, {config.namespaces} namespaces, "
+        f"top-10, seed {config.seed}; {environment()}"
+    )
+    print(format_table(HEADERS, table_rows(rows)))
+    print(
+        "\nns: namespace filter; ns+time: namespace + ts range filter (25% of 30 days). "
+        "memory: RSS added by the loaded store. reopen: open + first query. "
+        "upsert vs IMS: upsert rate / InMemoryStore's; p50 speed-up: InMemoryStore p50 / "
+        "engine p50 (namespace filter)."
+    )
+    if json_path:
+        Path(json_path).write_text(json.dumps(rows, indent=2))
+    return rows
+
+
+if __name__ == "__main__":
+    main()

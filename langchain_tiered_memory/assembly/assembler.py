@@ -1,0 +1,236 @@
+"""The context assembler (the seed's UnifiedMemoryManager), finished.
+
+It asks every tier for what bears on the query at the same time (threads on the
+sync path, ``asyncio.gather`` on the async one), turns the answers into
+tier-neutral items, resolves conflicts between them, and packs them into the
+token budget by priority: tool warnings and strategies, the user's profile,
+query-relevant knowledge, then similar past experiences. A tier that fails is
+reported in ``MemoryContext.errors`` (and logged); the others still answer.
+
+Example:
+    >>> from langgraph.store.memory import InMemoryStore
+    >>> from langchain_tiered_memory.tiers.scope import MemoryScope
+    >>> from langchain_tiered_memory.tiers.semantic import SemanticMemory
+    >>> from langchain_tiered_memory.tiers.episodic import EpisodicMemory
+    >>> from langchain_tiered_memory.tiers.procedural import ProceduralMemory
+    >>> from langchain_tiered_memory.tokens import TokenCounter
+    >>> store, scope = InMemoryStore(), MemoryScope("alice")
+    >>> semantic = SemanticMemory(store, scope)
+    >>> _ = semantic.store_fact("alice", "Allergic to shellfish", confidence=0.95)
+    >>> assembler = ContextAssembler(episodic=EpisodicMemory(store, scope), semantic=semantic,
+    ...     procedural=ProceduralMemory(store, scope), counter=TokenCounter(), entity_id="alice")
+    >>> ctx = assembler.build("Recommend a restaurant", token_budget=500)
+    >>> "Allergic to shellfish" in ctx.text and ctx.tokens <= 500
+    True
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+from langchain_tiered_memory.assembly import convert
+from langchain_tiered_memory.assembly.conflicts import MemoryConflictResolver
+from langchain_tiered_memory.assembly.items import MemoryContext, MemoryItem
+from langchain_tiered_memory.assembly.packing import pack_items
+from langchain_tiered_memory.errors import ConfigurationError, InvalidInputError
+from langchain_tiered_memory.tiers.episodic import EpisodicMemory
+from langchain_tiered_memory.tiers.procedural import ProceduralMemory
+from langchain_tiered_memory.tiers.semantic import SemanticMemory
+from langchain_tiered_memory.tokens import TokenCounter
+
+__all__ = ["AssemblyConfig", "ContextAssembler", "UnifiedMemoryManager"]
+
+logger = logging.getLogger(__name__)
+
+_EXECUTOR = ThreadPoolExecutor(max_workers=6, thread_name_prefix="tiered-memory-retrieve")
+
+
+@dataclass(frozen=True)
+class AssemblyConfig:
+    """How much the assembler asks each tier for.
+
+    Args:
+        max_profile_facts: Profile facts of the user entity.
+        knowledge_top_k: Query-relevant facts and entities.
+        experiences_top_k: Similar past episodes.
+        strategies_top_k: Applicable strategies.
+        min_strategy_confidence: Strategies below this Wilson confidence are left out.
+        min_failure_rate: Tools failing at least this often get a warning (a tool
+            whose last use failed always does).
+        min_trim_tokens: Trim an item that does not fit only if this much room is left.
+    """
+
+    max_profile_facts: int = 15
+    knowledge_top_k: int = 5
+    experiences_top_k: int = 3
+    strategies_top_k: int = 5
+    min_strategy_confidence: float = 0.0
+    min_failure_rate: float = 0.3
+    min_trim_tokens: int = 24
+
+    def __post_init__(self) -> None:
+        for name in (
+            "max_profile_facts",
+            "knowledge_top_k",
+            "experiences_top_k",
+            "strategies_top_k",
+            "min_trim_tokens",
+        ):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ConfigurationError(
+                    f"AssemblyConfig.{name} must be an int >= 0, got {value!r}"
+                )
+
+
+@dataclass(frozen=True)
+class _Task:
+    name: str
+    run: Callable[[], Any]
+    arun: Callable[[], Awaitable[Any]]
+
+
+class ContextAssembler:
+    """Builds one user's memory injection for a query under a token budget.
+
+    Args:
+        episodic: The user's episodic memory.
+        semantic: The user's semantic memory.
+        procedural: The user's procedural memory.
+        counter: Token counter for every figure.
+        entity_id: The user's entity id in semantic memory (their profile).
+        config: How much to ask each tier for.
+        resolver: Conflict resolver (default: :class:`MemoryConflictResolver`).
+        on_error: Called with ``(tier task name, exception)`` when a tier fails.
+    """
+
+    def __init__(
+        self,
+        *,
+        episodic: EpisodicMemory,
+        semantic: SemanticMemory,
+        procedural: ProceduralMemory,
+        counter: TokenCounter,
+        entity_id: str,
+        config: AssemblyConfig | None = None,
+        resolver: MemoryConflictResolver | None = None,
+        on_error: Callable[[str, BaseException], None] | None = None,
+    ) -> None:
+        self.episodic = episodic
+        self.semantic = semantic
+        self.procedural = procedural
+        self.counter = counter
+        self.entity_id = entity_id
+        self.config = config or AssemblyConfig()
+        self.resolver = resolver or MemoryConflictResolver()
+        self.on_error = on_error
+
+    def _tasks(self, query: str) -> list[_Task]:
+        c, p, s, e = self.config, self.procedural, self.semantic, self.episodic
+        strat_kw: dict[str, Any] = {
+            "top_k": c.strategies_top_k,
+            "min_confidence": c.min_strategy_confidence,
+        }
+        return [
+            _Task("warnings", p.get_all_tool_guidance, p.aget_all_tool_guidance),
+            _Task(
+                "strategies",
+                lambda: p.get_applicable_strategies(query, **strat_kw),
+                lambda: p.aget_applicable_strategies(query, **strat_kw),
+            ),
+            _Task("preferences", p.get_preferences, p.aget_preferences),
+            _Task(
+                "profile",
+                lambda: s.retrieve_entity_context(self.entity_id, c.max_profile_facts),
+                lambda: s.aretrieve_entity_context(self.entity_id, c.max_profile_facts),
+            ),
+            _Task(
+                "knowledge",
+                lambda: s.semantic_search(query, top_k=c.knowledge_top_k),
+                lambda: s.asemantic_search(query, top_k=c.knowledge_top_k),
+            ),
+            _Task(
+                "experiences",
+                lambda: e.retrieve_similar(query, top_k=c.experiences_top_k),
+                lambda: e.aretrieve_similar(query, top_k=c.experiences_top_k),
+            ),
+        ]
+
+    @staticmethod
+    def _check(query: str, token_budget: int) -> None:
+        if not isinstance(query, str):
+            raise InvalidInputError(f"query must be a string, got {type(query).__name__}")
+        if isinstance(token_budget, bool) or not isinstance(token_budget, int) or token_budget < 0:
+            raise InvalidInputError(
+                f"token_budget must be a non-negative int, got {token_budget!r}"
+            )
+
+    def _fail(self, name: str, exc: BaseException, errors: dict[str, str]) -> None:
+        logger.warning("memory retrieval from %s failed: %r", name, exc)
+        errors[name] = f"{type(exc).__name__}: {exc}"
+        if self.on_error is not None:
+            self.on_error(name, exc)
+
+    def _assemble(
+        self, results: dict[str, Any], token_budget: int, errors: dict[str, str]
+    ) -> MemoryContext:
+        c = self.config
+        items: list[MemoryItem] = []
+        items += convert.warning_items(
+            results.get("warnings", []), min_failure_rate=c.min_failure_rate
+        )
+        items += convert.strategy_items(results.get("strategies", []))
+        items += convert.preference_items(results.get("preferences", {}))
+        profile = results.get("profile")
+        profile_list = convert.profile_items(profile) if profile else []
+        items += profile_list
+        items += convert.knowledge_items(
+            results.get("knowledge", []), exclude={i.id for i in profile_list}
+        )
+        items += convert.experience_items(results.get("experiences", []))
+        kept, conflicts = self.resolver.resolve(items)
+        ctx = pack_items(
+            kept, budget=token_budget, counter=self.counter, min_trim_tokens=c.min_trim_tokens
+        )
+        ctx.dropped = conflicts + ctx.dropped
+        ctx.errors = errors
+        return ctx
+
+    def build(self, query: str, token_budget: int = 2000) -> MemoryContext:
+        """Assemble the memory context for ``query`` in at most ``token_budget`` tokens."""
+        self._check(query, token_budget)
+        tasks = self._tasks(query)
+        futures = {t.name: _EXECUTOR.submit(t.run) for t in tasks}
+        results: dict[str, Any] = {}
+        errors: dict[str, str] = {}
+        for name, future in futures.items():
+            try:
+                results[name] = future.result()
+            except Exception as exc:
+                self._fail(name, exc, errors)
+        return self._assemble(results, token_budget, errors)
+
+    async def abuild(self, query: str, token_budget: int = 2000) -> MemoryContext:
+        """Async twin of :meth:`build`."""
+        self._check(query, token_budget)
+        tasks = self._tasks(query)
+        answers = await asyncio.gather(*(t.arun() for t in tasks), return_exceptions=True)
+        results: dict[str, Any] = {}
+        errors: dict[str, str] = {}
+        for task, answer in zip(tasks, answers, strict=True):
+            if isinstance(answer, BaseException):
+                if not isinstance(answer, Exception):
+                    raise answer
+                self._fail(task.name, answer, errors)
+            else:
+                results[task.name] = answer
+        return self._assemble(results, token_budget, errors)
+
+
+UnifiedMemoryManager = ContextAssembler
+"""The seed's name for the context assembler."""

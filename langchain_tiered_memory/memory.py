@@ -1,0 +1,370 @@
+"""``TieredMemory``: the facade over the store, the tiers, assembly and write-back.
+
+Example:
+    >>> import tempfile
+    >>> from langchain_tiered_memory import TieredMemory
+    >>> from langchain_tiered_memory.fakes import HashingEmbeddings
+    >>> memory = TieredMemory.open(tempfile.mkdtemp(), embeddings=HashingEmbeddings())
+    >>> alice = memory.for_user("alice")
+    >>> _ = alice.semantic.store_fact("alice", "Allergic to shellfish", confidence=0.95)
+    >>> ctx = alice.build_memory_context("Recommend a restaurant for dinner", token_budget=2000)
+    >>> "shellfish" in ctx.text and ctx.tokens <= 2000
+    True
+    >>> memory.close()
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import threading
+from collections import Counter
+from collections.abc import Callable, Iterator
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from langchain_core.embeddings import Embeddings
+from langchain_core.language_models import BaseChatModel
+from langgraph.store.base import BaseStore, PutOp
+
+from langchain_tiered_memory.assembly.assembler import AssemblyConfig
+from langchain_tiered_memory.consolidation.policy import ForgettingPolicy
+from langchain_tiered_memory.embedding_cache import CachedEmbeddings
+from langchain_tiered_memory.errors import ConfigurationError, InvalidInputError
+from langchain_tiered_memory.tiers.episodic import EpisodicConfig
+from langchain_tiered_memory.tiers.procedural import ProceduralConfig
+from langchain_tiered_memory.tiers.scope import ROOT_LABEL, MemoryScope, normalize_id
+from langchain_tiered_memory.tiers.semantic_models import SemanticMemoryConfig
+from langchain_tiered_memory.tokens import TokenCounter
+from langchain_tiered_memory.types import utcnow
+from langchain_tiered_memory.user_memory import UserMemory
+from langchain_tiered_memory.writeback import DurableMemoryWriter
+
+__all__ = ["DELETIONS_NAMESPACE", "TieredMemory"]
+
+logger = logging.getLogger(__name__)
+
+DELETIONS_NAMESPACE = ("tiered_memory_deletions",)
+"""Where :meth:`TieredMemory.forget_user` records that a deletion happened (no content)."""
+
+_PAGE = 1000
+EXPORT_FORMAT = "langchain-tiered-memory/v1"
+
+
+class TieredMemory:
+    """Long-term memory for agents: working, episodic, semantic and procedural tiers.
+
+    Build it from parts on any LangGraph ``BaseStore`` with ``TieredMemory(store, ...)``,
+    or open the batteries-included default (embedded Qdrant on disk, bundled
+    embedding model, offline tokenizer, no LLM) with :meth:`open`.
+
+    Args:
+        store: Any LangGraph ``BaseStore``; give it a vector index for
+            similarity search (``index={"dims": ..., "embed": ...}``).
+        embeddings: The embeddings behind the store's index, if you want
+            :meth:`stats` and consolidation to know them (optional).
+        llm: Optional chat model for LLM extraction, consistency judgement
+            and reflection; without one, documented heuristics are used.
+        token_counter: Token counter for budgets (default: tiktoken o200k_base, offline).
+        writer: A :class:`DurableMemoryWriter` for write-back off the hot path.
+        clock: Returns "now" (aware); injectable for tests.
+        assembly: How much the context assembler asks each tier for.
+        forgetting: The forgetting policy used by consolidation.
+    """
+
+    def __init__(
+        self,
+        store: BaseStore,
+        *,
+        embeddings: Embeddings | None = None,
+        llm: BaseChatModel | None = None,
+        token_counter: TokenCounter | None = None,
+        writer: DurableMemoryWriter | None = None,
+        clock: Callable[[], datetime] | None = None,
+        assembly: AssemblyConfig | None = None,
+        forgetting: ForgettingPolicy | None = None,
+        episodic_config: EpisodicConfig | None = None,
+        semantic_config: SemanticMemoryConfig | None = None,
+        procedural_config: ProceduralConfig | None = None,
+    ) -> None:
+        if not isinstance(store, BaseStore):
+            raise ConfigurationError(
+                f"store must be a langgraph BaseStore, got {type(store).__name__}: use "
+                "TieredMemory.open(path) for the default embedded store"
+            )
+        self.store = store
+        self.embeddings = embeddings
+        self.llm = llm
+        self.token_counter = token_counter or TokenCounter()
+        self.writer = writer
+        self.clock = clock or utcnow
+        self.assembly = assembly or AssemblyConfig()
+        self.forgetting = forgetting or ForgettingPolicy()
+        self.episodic_config = episodic_config
+        self.semantic_config = semantic_config
+        self.procedural_config = procedural_config
+        self._users: dict[MemoryScope, UserMemory] = {}
+        self._lock = threading.Lock()
+        self._errors: Counter[str] = Counter()
+        self._owns_store = False
+        self._closed = False
+
+    @classmethod
+    def open(
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        embeddings: Embeddings | None = None,
+        llm: BaseChatModel | None = None,
+        retrieval: str = "hybrid",
+        durable_writes: bool = True,
+        **kwargs: Any,
+    ) -> TieredMemory:
+        """Open (or create) a memory directory with the embedded Qdrant engine.
+
+        Args:
+            path: The memory directory (store, outbox).
+            embeddings: Defaults to the bundled all-MiniLM-L6-v2 (ONNX, offline).
+            llm: Optional chat model for extraction, consistency and reflection.
+            retrieval: ``"hybrid"`` (dense + BM25), ``"dense"`` or ``"lexical"``.
+            durable_writes: Start a :class:`DurableMemoryWriter` on ``path``.
+            **kwargs: Passed to the constructor.
+
+        Raises:
+            StoreLockedError: The directory is open in another process.
+        """
+        from langchain_tiered_memory.stores import QdrantMemoryStore
+
+        if embeddings is None:
+            from langchain_tiered_memory.embeddings import LocalEmbeddings
+
+            embeddings = LocalEmbeddings.default()
+        root = Path(path)
+        root.mkdir(parents=True, exist_ok=True)
+        cached = CachedEmbeddings(embeddings)
+        dims = len(cached.embed_query("dimension probe"))
+        store = QdrantMemoryStore.embedded(
+            root / "store",
+            index={"dims": dims, "embed": cached, "fields": ["text"]},
+            retrieval=retrieval,
+        )
+        try:
+            writer = DurableMemoryWriter(store, root, start=False) if durable_writes else None
+        except BaseException:
+            store.close()
+            raise
+        memory = cls(store, embeddings=cached, llm=llm, writer=writer, **kwargs)
+        memory._owns_store = True
+        if writer is not None:
+            from langchain_tiered_memory.writeback_handlers import register_memory_handlers
+
+            register_memory_handlers(writer, memory)
+            writer.start()
+        return memory
+
+    # -- users -----------------------------------------------------------------------
+
+    def for_user(self, user_id: str, agent_id: str | None = None) -> UserMemory:
+        """Everything of one user (optionally one agent); every call through it is scoped."""
+        self._check_open()
+        scope = MemoryScope(user_id, agent_id)
+        with self._lock:
+            user = self._users.get(scope)
+            if user is None:
+                user = UserMemory(self, scope, clock=self.clock, assembly=self.assembly)
+                self._users[scope] = user
+            return user
+
+    def users(self) -> list[str]:
+        """Every user id with memories in the store."""
+        namespaces = self.store.list_namespaces(prefix=(ROOT_LABEL,), max_depth=2, limit=100_000)
+        candidates = sorted({ns[1] for ns in namespaces if len(ns) >= 2})
+        # Some stores keep emptied namespaces listed: a user is one with at least one item.
+        return [u for u in candidates if self.store.search((ROOT_LABEL, u), limit=1)]
+
+    def _record_error(self, kind: str, exc: BaseException) -> None:
+        logger.warning("memory %s failed: %r", kind, exc)
+        with self._lock:
+            self._errors[kind] += 1
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise ConfigurationError("this TieredMemory is closed: open a new one")
+
+    # -- scans ---------------------------------------------------------------------
+
+    def _scan(self, prefix: tuple[str, ...]) -> Iterator[Any]:
+        for ns in self.store.list_namespaces(prefix=prefix, limit=1_000_000):
+            offset = 0
+            while True:
+                page = self.store.search(ns, limit=_PAGE, offset=offset, refresh_ttl=False)
+                for item in page:
+                    if tuple(item.namespace) == tuple(ns):
+                        yield item
+                if len(page) < _PAGE:
+                    break
+                offset += _PAGE
+
+    # -- export / import -------------------------------------------------------------
+
+    def export_user(self, user_id: str) -> Iterator[dict[str, Any]]:
+        """Yield every record of a user (all tiers and agents) as JSON-ready dicts."""
+        prefix = (ROOT_LABEL, normalize_id(user_id, what="user_id"))
+        for item in self._scan(prefix):
+            yield {
+                "format": EXPORT_FORMAT,
+                "namespace": list(item.namespace),
+                "key": item.key,
+                "value": item.value,
+                "created_at": item.created_at.isoformat(),
+                "updated_at": item.updated_at.isoformat(),
+            }
+
+    def export_jsonl(self, user_id: str, path: str | os.PathLike[str]) -> int:
+        """Write :meth:`export_user` to a JSON Lines file; returns the record count."""
+        count = 0
+        with open(path, "w", encoding="utf-8") as fh:
+            for record in self.export_user(user_id):
+                fh.write(json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n")
+                count += 1
+        return count
+
+    def import_jsonl(self, path: str | os.PathLike[str]) -> int:
+        """Load records written by :meth:`export_jsonl`; returns the record count.
+
+        Raises:
+            InvalidInputError: A line is not an export record; nothing is written.
+        """
+        ops: list[PutOp] = []
+        with open(path, encoding="utf-8") as fh:
+            for n, line in enumerate(fh, 1):
+                if not line.strip():
+                    continue
+                try:
+                    rec = json.loads(line)
+                    if rec.get("format") != EXPORT_FORMAT:
+                        raise ValueError(f"format is {rec.get('format')!r}")
+                    ns = tuple(rec["namespace"])
+                    if not ns or ns[0] != ROOT_LABEL:
+                        raise ValueError(f"namespace {ns!r} is not a tiered_memory namespace")
+                    value = dict(rec["value"])
+                    ops.append(PutOp(ns, str(rec["key"]), value, index=_index_of(ns, value)))
+                except (ValueError, KeyError, TypeError) as exc:
+                    raise InvalidInputError(
+                        f"{path}:{n} is not a langchain-tiered-memory export record ({exc}); "
+                        "nothing was imported"
+                    ) from exc
+        for start in range(0, len(ops), 256):
+            self.store.batch(ops[start : start + 256])
+        return len(ops)
+
+    # -- right to be forgotten -------------------------------------------------------
+
+    def forget_user(self, user_id: str) -> int:
+        """Delete every record of a user across tiers, agents, trash, audit and outbox.
+
+        Only the fact that a deletion happened is kept (a hash of the user id,
+        the time and the count) under :data:`DELETIONS_NAMESPACE`.
+
+        Returns:
+            How many store records were deleted.
+        """
+        uid = normalize_id(user_id, what="user_id")
+        if self.writer is not None:
+            self.writer.flush()
+            self.writer.purge((ROOT_LABEL, uid))
+        items = list(self._scan((ROOT_LABEL, uid)))
+        ops = [PutOp(tuple(i.namespace), i.key, None) for i in items]
+        for start in range(0, len(ops), 256):
+            self.store.batch(ops[start : start + 256])
+        now = self.clock()
+        self.store.put(
+            DELETIONS_NAMESPACE,
+            hashlib.sha256(f"{uid}|{now.isoformat()}".encode()).hexdigest(),
+            {
+                "user_sha256": hashlib.sha256(uid.encode()).hexdigest(),
+                "deleted_at": now.isoformat(),
+                "records": len(ops),
+            },
+            index=False,
+        )
+        with self._lock:
+            for scope in [s for s in self._users if s.user_id == uid]:
+                del self._users[scope]
+        return len(ops)
+
+    # -- health ----------------------------------------------------------------------
+
+    def stats(self) -> dict[str, Any]:
+        """Operational health: sizes per user and tier, utilisation, staleness, failures.
+
+        A full scan of the store: meant for dashboards and the CLI, not the hot path.
+        """
+        from langchain_tiered_memory.health import compute_stats
+
+        return compute_stats(self)
+
+    # -- lifecycle -------------------------------------------------------------------
+
+    def flush(self, timeout: float | None = None) -> None:
+        """Wait until every queued write-back is applied (no-op without a writer)."""
+        if self.writer is not None:
+            self.writer.flush(timeout)
+
+    async def aflush(self, timeout: float | None = None) -> None:
+        """Async twin of :meth:`flush`."""
+        if self.writer is not None:
+            await self.writer.aflush(timeout)
+
+    def close(self) -> None:
+        """Flush write-back, stop the writer, close the store if this object opened it."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            if self.writer is not None:
+                self.writer.close()
+        finally:
+            if self._owns_store:
+                close = getattr(self.store, "close", None)
+                if close is not None:
+                    close()
+
+    async def aclose(self) -> None:
+        """Async twin of :meth:`close`."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            if self.writer is not None:
+                await self.writer.aclose()
+        finally:
+            if self._owns_store:
+                aclose = getattr(self.store, "aclose", None)
+                if aclose is not None:
+                    await aclose()
+
+    def __enter__(self) -> TieredMemory:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    async def __aenter__(self) -> TieredMemory:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+
+def _index_of(namespace: tuple[str, ...], value: dict[str, Any]) -> list[str] | bool:
+    """Which field to embed when re-importing a record: the tiers embed one text field each."""
+    if any(label.startswith("_") for label in namespace[3:]):
+        return False
+    for field in ("text", "content", "search_text"):
+        if isinstance(value.get(field), str):
+            return [field]
+    return False

@@ -1,0 +1,19 @@
+"""LangGraph ``BaseStore`` implementations on Qdrant.
+
+``QdrantMemoryStore`` runs on the embedded Qdrant Edge engine (a directory on
+disk, the default) or on a qdrant-client client (server, cloud, local mode),
+with one engine-neutral query compiler in front of both.
+
+Example:
+    >>> from langchain_tiered_memory.stores import QdrantMemoryStore, RetrievalMode
+    >>> QdrantMemoryStore.supports_ttl
+    True
+"""
+
+from __future__ import annotations
+
+from langchain_tiered_memory.stores.payload import MAX_VALUE_BYTES
+from langchain_tiered_memory.stores.plan import RetrievalMode
+from langchain_tiered_memory.stores.qdrant_store import QdrantMemoryStore
+
+__all__ = ["MAX_VALUE_BYTES", "QdrantMemoryStore", "RetrievalMode"]

@@ -1,0 +1,279 @@
+"""The client engine: a ``QdrantClient`` or ``AsyncQdrantClient``.
+
+Works with a Qdrant server or Qdrant Cloud (how users outgrow one machine) and
+with qdrant-client's local mode (``":memory:"`` or a path; fine for small
+collections and tests, but its payload indexes have no effect, so it scans).
+
+Every request becomes a short sub-plan of client method calls
+(:class:`Call`); :meth:`ClientEngine.execute` runs it on a sync client and
+:meth:`ClientEngine.aexecute` awaits it on an async client, so nothing is
+written twice.
+
+Example:
+    >>> from qdrant_client import QdrantClient
+    >>> from langchain_tiered_memory.stores.requests import Collection, Count, Setup
+    >>> from langchain_tiered_memory.stores.filters import Where
+    >>> engine = ClientEngine(QdrantClient(":memory:"))
+    >>> engine.execute(Setup(Collection("memories", dims=None, sparse=False)))
+    >>> engine.execute(Count(Where()))
+    0
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Generator
+from dataclasses import dataclass
+from typing import Any
+
+from qdrant_client import AsyncQdrantClient, QdrantClient, models
+
+from langchain_tiered_memory.errors import BackendError, ConfigurationError
+from langchain_tiered_memory.stores import filters as f
+from langchain_tiered_memory.stores.requests import (
+    DENSE,
+    INTEGER_INDEXES,
+    KEYWORD_INDEXES,
+    SPARSE,
+    Collection,
+    Count,
+    Delete,
+    DeleteWhere,
+    Facet,
+    Hit,
+    Optimize,
+    PointData,
+    Query,
+    QueryBatch,
+    Retrieve,
+    SetPayload,
+    Setup,
+    Upsert,
+    arun,
+    run,
+)
+from langchain_tiered_memory.stores.sparse import SparseVec
+
+__all__ = ["ClientEngine"]
+
+
+@dataclass(frozen=True)
+class Call:
+    """One client method call."""
+
+    method: str
+    kwargs: dict[str, Any]
+
+
+Calls = Generator[Call, Any, Any]
+
+
+def _condition(cond: f.Condition) -> Any:
+    if isinstance(cond, f.Where):
+        return _filter(cond)
+    if isinstance(cond, f.Match):
+        return models.FieldCondition(key=cond.key, match=models.MatchValue(value=cond.value))
+    if isinstance(cond, f.MatchAny):
+        return models.FieldCondition(key=cond.key, match=models.MatchAny(any=list(cond.values)))
+    if isinstance(cond, f.Range):
+        rng = models.Range(gt=cond.gt, gte=cond.gte, lt=cond.lt, lte=cond.lte)
+        return models.FieldCondition(key=cond.key, range=rng)
+    if isinstance(cond, f.IsEmpty):
+        return models.IsEmptyCondition(is_empty=models.PayloadField(key=cond.key))
+    raise TypeError(f"unknown condition {cond!r}")  # pragma: no cover
+
+
+def _filter(where: f.Where) -> models.Filter:
+    return models.Filter(
+        must=[_condition(c) for c in where.must] or None,
+        should=[_condition(c) for c in where.should] or None,
+        must_not=[_condition(c) for c in where.must_not] or None,
+    )
+
+
+def _sparse(vec: SparseVec) -> models.SparseVector:
+    return models.SparseVector(indices=list(vec.indices), values=list(vec.values))
+
+
+def _point(p: PointData) -> models.PointStruct:
+    vector: dict[str, Any] = {}
+    if p.dense:
+        vector[DENSE] = p.dense
+    if p.sparse:
+        vector[SPARSE] = _sparse(p.sparse)
+    return models.PointStruct(id=p.id, vector=vector, payload=p.payload)
+
+
+def _query(q: Query) -> models.QueryRequest:
+    flt = _filter(q.filter)
+    params = models.SearchParams(exact=True) if q.exact else None
+    common: dict[str, Any] = {"limit": q.limit, "filter": flt, "with_payload": list(q.fields)}
+    if q.mode == "recent":
+        order = models.OrderBy(key="updated_us", direction=models.Direction.DESC)
+        return models.QueryRequest(query=models.OrderByQuery(order_by=order), **common)
+    dense = [q.dense] if q.dense is not None else None
+    sparse = _sparse(q.sparse) if q.sparse else None
+    # IDF over the live points the search may return, as on the embedded engine.
+    idf = models.SearchParams(idf=models.IdfCorpusParams(corpus=flt))
+    if q.mode == "hybrid":
+        prefetch = [
+            models.Prefetch(query=dense, using=DENSE, limit=q.candidates, filter=flt, params=params),
+            models.Prefetch(query=sparse, using=SPARSE, limit=q.candidates, filter=flt, params=idf),
+        ]
+        rrf = models.RrfQuery(rrf=models.Rrf(k=q.rrf_k))
+        return models.QueryRequest(prefetch=prefetch, query=rrf, **common)
+    if q.mode == "dense":
+        return models.QueryRequest(query=dense, using=DENSE, params=params, **common)
+    return models.QueryRequest(query=sparse, using=SPARSE, params=idf, **common)
+
+
+def _vector_size(info: models.CollectionInfo) -> int | None:
+    vectors = info.config.params.vectors
+    params = vectors.get(DENSE) if isinstance(vectors, dict) else None
+    return None if params is None else int(params.size)
+
+
+def _setup_calls(c: Collection) -> Calls:
+    exists = yield Call("collection_exists", {"collection_name": c.name})
+    if not exists:
+        vectors = {}
+        if c.dims is not None:
+            vectors[DENSE] = models.VectorParams(
+                size=c.dims,
+                distance=models.Distance.COSINE,
+                multivector_config=models.MultiVectorConfig(
+                    comparator=models.MultiVectorComparator.MAX_SIM
+                ),
+            )
+        sparse = {SPARSE: models.SparseVectorParams(modifier=models.Modifier.IDF)}
+        yield Call(
+            "create_collection",
+            {"collection_name": c.name, "vectors_config": vectors, "sparse_vectors_config": sparse},
+        )
+        for name in KEYWORD_INDEXES:
+            schema = models.PayloadSchemaType.KEYWORD
+            yield Call(
+                "create_payload_index",
+                {"collection_name": c.name, "field_name": name, "field_schema": schema, "wait": True},
+            )
+        for name in INTEGER_INDEXES:
+            schema = models.PayloadSchemaType.INTEGER
+            yield Call(
+                "create_payload_index",
+                {"collection_name": c.name, "field_name": name, "field_schema": schema, "wait": True},
+            )
+    info = yield Call("get_collection", {"collection_name": c.name})
+    size = _vector_size(info)
+    if c.dims is not None and size != c.dims:
+        have = "no dense vectors" if size is None else f"{size}-d vectors"
+        raise ConfigurationError(
+            f"collection {c.name!r} holds {have} but index['dims'] is {c.dims}: use the "
+            "embedding model it was created with, or another collection"
+        )
+
+
+def _calls(name: str, request: Any) -> Calls:  # noqa: C901 - one branch per request type
+    if isinstance(request, Setup):
+        yield from _setup_calls(request.collection)
+        return None
+    base = {"collection_name": name}
+    if isinstance(request, QueryBatch):
+        responses = yield Call("query_batch_points", {**base, "requests": [_query(q) for q in request.queries]})
+        return [
+            [Hit(str(p.id), float(p.score), dict(p.payload or {})) for p in r.points]
+            for r in responses
+        ]
+    if isinstance(request, Retrieve):
+        if not request.ids:
+            return {}
+        records = yield Call(
+            "retrieve",
+            {**base, "ids": list(request.ids), "with_payload": list(request.fields), "with_vectors": False},
+        )
+        return {str(r.id): dict(r.payload or {}) for r in records}
+    if isinstance(request, Upsert):
+        yield Call("upsert", {**base, "points": [_point(p) for p in request.points], "wait": True})
+        return None
+    if isinstance(request, Delete):
+        selector = models.PointIdsList(points=list(request.ids))
+        yield Call("delete", {**base, "points_selector": selector, "wait": True})
+        return None
+    if isinstance(request, DeleteWhere):
+        selector = models.FilterSelector(filter=_filter(request.filter))
+        yield Call("delete", {**base, "points_selector": selector, "wait": True})
+        return None
+    if isinstance(request, SetPayload):
+        # A filter, not ids: refreshing a point deleted meanwhile is then a no-op.
+        flt = models.Filter(must=[models.HasIdCondition(has_id=list(request.ids))])
+        yield Call("set_payload", {**base, "payload": request.payload, "points": flt, "wait": True})
+        return None
+    if isinstance(request, Facet):
+        response = yield Call(
+            "facet",
+            {**base, "key": request.key, "facet_filter": _filter(request.filter), "limit": request.limit, "exact": True},
+        )
+        return [(str(h.value), int(h.count)) for h in response.hits]
+    if isinstance(request, Count):
+        response = yield Call("count", {**base, "count_filter": _filter(request.filter), "exact": True})
+        return int(response.count)
+    if isinstance(request, Optimize):
+        return False  # servers optimise in the background by themselves
+    raise TypeError(f"the client engine cannot execute {type(request).__name__}")
+
+
+def _translate(exc: Exception) -> BackendError:
+    return BackendError(f"Qdrant client request failed: {type(exc).__name__}: {exc}")
+
+
+class ClientEngine:
+    """Executes engine-neutral requests with a qdrant-client client.
+
+    Args:
+        client: A ``QdrantClient`` (sync and, via a thread, async use) or an
+            ``AsyncQdrantClient`` (async use only).
+        collection: The collection name.
+    """
+
+    def __init__(self, client: QdrantClient | AsyncQdrantClient, collection: str = "memories") -> None:
+        self.client = client
+        self.name = collection
+        self.is_async = isinstance(client, AsyncQdrantClient)
+
+    def _sync_call(self, call: Call) -> Any:
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=".*([Pp]ayload index|search_params)")
+            return getattr(self.client, call.method)(**call.kwargs)
+
+    async def _async_call(self, call: Call) -> Any:
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=".*([Pp]ayload index|search_params)")
+            return await getattr(self.client, call.method)(**call.kwargs)
+
+    def execute(self, request: Any) -> Any:
+        """Run one request on a sync client."""
+        try:
+            return run(_calls(self.name, request), self._sync_call)
+        except (BackendError, ConfigurationError):
+            raise
+        except Exception as exc:
+            raise _translate(exc) from exc
+
+    async def aexecute(self, request: Any) -> Any:
+        """Run one request on an async client."""
+        try:
+            return await arun(_calls(self.name, request), self._async_call)
+        except (BackendError, ConfigurationError):
+            raise
+        except Exception as exc:
+            raise _translate(exc) from exc
+
+    def close(self) -> None:
+        """Close a sync client (an async client is closed with :meth:`aclose`)."""
+        if not self.is_async:
+            self.client.close()
+
+    async def aclose(self) -> None:
+        """Close the client."""
+        result = self.client.close()
+        if self.is_async:
+            await result

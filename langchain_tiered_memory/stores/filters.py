@@ -1,0 +1,249 @@
+"""Compile store filters into an engine-neutral filter tree.
+
+Both engines translate the same tree (:data:`Condition`) into their own filter
+objects, so a search means the same thing everywhere. Namespace scoping is an
+indexed keyword match on ``ns_prefixes``; expired items are excluded with an
+indexed integer range on ``expires_us``; nothing is filtered in Python.
+
+Value filters follow ``InMemoryStore``: ``{"field": value}`` is equality (a
+nested dict matches objects containing those keys), ``{"field": {"$op": x}}``
+uses ``$eq $ne $gt $gte $lt $lte``. Numbers compare by value (``1 == 1.0``);
+lists and ``$eq`` on objects compare the whole structure through content
+hashes stored in ``value_marks``.
+
+Example:
+    >>> spec = search_filter(("docs",), {"year": {"$gte": 2020}}, now_us=0)
+    >>> spec.must[0]
+    Match(key='ns_prefixes', value='["docs"]')
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, TypeAlias
+
+from langgraph.store.base import MatchCondition
+
+from langchain_tiered_memory.errors import InvalidInputError
+from langchain_tiered_memory.stores.payload import encode_ns, hash_json
+from langchain_tiered_memory.types import ensure_aware
+
+__all__ = [
+    "Condition",
+    "IsEmpty",
+    "Match",
+    "MatchAny",
+    "Range",
+    "Where",
+    "expired_filter",
+    "list_namespaces_filter",
+    "namespace_matches",
+    "search_filter",
+]
+
+
+@dataclass(frozen=True)
+class Match:
+    """The field equals ``value`` (or, for an array field, contains it)."""
+
+    key: str
+    value: str | int | bool
+
+
+@dataclass(frozen=True)
+class MatchAny:
+    """The field equals one of ``values``."""
+
+    key: str
+    values: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Range:
+    """The numeric field lies within the given bounds."""
+
+    key: str
+    gt: float | None = None
+    gte: float | None = None
+    lt: float | None = None
+    lte: float | None = None
+
+
+@dataclass(frozen=True)
+class IsEmpty:
+    """The field is missing, null or ``[]``."""
+
+    key: str
+
+
+@dataclass(frozen=True)
+class Where:
+    """All of ``must``, at least one of ``should`` (if any), none of ``must_not``."""
+
+    must: tuple[Condition, ...] = ()
+    should: tuple[Condition, ...] = ()
+    must_not: tuple[Condition, ...] = ()
+
+
+Condition: TypeAlias = "Match | MatchAny | Range | IsEmpty | Where"
+
+_SIMPLE_KEY = re.compile(r"[A-Za-z0-9_\-]+")
+_OPERATORS = ("$eq", "$ne", "$gt", "$gte", "$lt", "$lte")
+_SAFE_INT = 2**53
+
+
+def _field_key(parts: tuple[str, ...]) -> str:
+    for part in parts:
+        if any(c in part for c in '"\\[]'):
+            raise InvalidInputError(
+                f"filter key {part!r} contains a quote, backslash or bracket: rename the field"
+            )
+    quoted = (p if _SIMPLE_KEY.fullmatch(p) else f'"{p}"' for p in parts)
+    return ".".join(["value", *quoted])
+
+
+def _mark(kind: str, parts: tuple[str, ...], extra: str = "") -> Match:
+    suffix = f":{extra}" if extra else ""
+    return Match("value_marks", f"{kind}:{encode_ns(parts)}{suffix}")
+
+
+def _not_array(parts: tuple[str, ...]) -> Where:
+    # Qdrant matches a scalar condition against any element of an array field.
+    return Where(must_not=(_mark("a", parts),))
+
+
+def _number(value: Any, op: str) -> float:
+    if isinstance(value, bool):
+        raise InvalidInputError(f"{op} needs a number, got {value!r}")
+    if isinstance(value, (int, float)):
+        number = float(value)
+    elif isinstance(value, str):
+        try:
+            number = float(value.strip())
+        except ValueError:
+            raise InvalidInputError(
+                f"{op} needs a number, got the string {value!r}: pass a number"
+            ) from None
+    elif isinstance(value, datetime):
+        return ensure_aware(value).timestamp()
+    else:
+        raise InvalidInputError(f"{op} needs a number, got {type(value).__name__} {value!r}")
+    if not math.isfinite(number):
+        raise InvalidInputError(f"{op} needs a finite number, got {value!r}")
+    return number
+
+
+def _equals(parts: tuple[str, ...], value: Any, *, exact: bool) -> list[Condition]:
+    key = _field_key(parts)
+    if isinstance(value, Mapping):
+        if exact:
+            return [_mark("h", parts, hash_json(dict(value)))]
+        conditions: list[Condition] = [_mark("o", parts)]
+        for k, v in value.items():
+            conditions.extend(_field(parts + (str(k),), v))
+        return conditions
+    if isinstance(value, (list, tuple)):
+        return [_mark("h", parts, hash_json(list(value)))]
+    if value is None:
+        return [IsEmpty(key), _not_array(parts)]
+    if isinstance(value, bool):
+        return [_mark("b", parts, "true" if value else "false")]
+    if isinstance(value, str):
+        return [Match(key, value), _not_array(parts)]
+    if isinstance(value, (int, float)):
+        number = _number(value, "equality")
+        if isinstance(value, int) and abs(value) >= _SAFE_INT:
+            return [Match(key, value), _not_array(parts)]
+        return [Range(key, gte=number, lte=number), _not_array(parts)]
+    raise InvalidInputError(
+        f"cannot filter on {type(value).__name__} {value!r}: use JSON values (str, number, "
+        "bool, null, list, dict)"
+    )
+
+
+def _operator(parts: tuple[str, ...], op: str, operand: Any) -> list[Condition]:
+    if op == "$eq":
+        return _equals(parts, operand, exact=True)
+    if op == "$ne":
+        return [Where(must_not=(Where(must=tuple(_equals(parts, operand, exact=True))),))]
+    bound = _number(operand, op)
+    return [Range(_field_key(parts), **{op[1:]: bound}), _not_array(parts)]
+
+
+def _field(parts: tuple[str, ...], value: Any) -> list[Condition]:
+    if isinstance(value, Mapping) and any(str(k).startswith("$") for k in value):
+        unknown = [k for k in value if k not in _OPERATORS]
+        if unknown:
+            raise InvalidInputError(
+                f"unsupported filter operator {unknown[0]!r}: use one of {', '.join(_OPERATORS)}"
+            )
+        return [c for op, operand in value.items() for c in _operator(parts, op, operand)]
+    return _equals(parts, value, exact=False)
+
+
+def not_expired(now_us: int) -> Where:
+    """Items without a TTL or whose TTL has not run out."""
+    return Where(should=(IsEmpty("expires_us"), Range("expires_us", gt=now_us)))
+
+
+def expired_filter(now_us: int) -> Where:
+    """Items whose TTL ran out (what the sweeper deletes)."""
+    return Where(must=(Range("expires_us", lte=now_us),))
+
+
+def search_filter(
+    namespace_prefix: Sequence[str], flt: Mapping[str, Any] | None, *, now_us: int
+) -> Where:
+    """The filter of a search: namespace prefix, value filter, not expired.
+
+    Raises:
+        InvalidInputError: A filter uses an unknown operator or a non-JSON value.
+    """
+    conditions: list[Condition] = []
+    if namespace_prefix:
+        conditions.append(Match("ns_prefixes", encode_ns(namespace_prefix)))
+    if flt is not None and not isinstance(flt, Mapping):
+        raise InvalidInputError(f"filter must be a dict, got {type(flt).__name__}")
+    try:
+        for key, value in (flt or {}).items():
+            conditions.extend(_field((str(key),), value))
+    except RecursionError:
+        raise InvalidInputError("filter is nested too deeply") from None
+    conditions.append(not_expired(now_us))
+    return Where(must=tuple(conditions))
+
+
+def _oriented(labels: Sequence[str], match_type: str) -> tuple[str, ...]:
+    return tuple(labels) if match_type == "prefix" else tuple(reversed(labels))
+
+
+def list_namespaces_filter(
+    conditions: Iterable[MatchCondition], *, now_us: int
+) -> Where:
+    """Indexed pre-filter for ``list_namespaces``; wildcards are resolved on the facet."""
+    must: list[Condition] = [not_expired(now_us)]
+    for condition in conditions:
+        if not condition.path:
+            continue
+        must.append(Range("ns_depth", gte=len(condition.path)))
+        oriented = _oriented(condition.path, condition.match_type)
+        fixed: list[str] = []
+        for label in oriented:
+            if label == "*":
+                break
+            fixed.append(label)
+        if fixed:
+            field = "ns_prefixes" if condition.match_type == "prefix" else "ns_suffixes"
+            must.append(Match(field, encode_ns(_oriented(fixed, condition.match_type))))
+    return Where(must=tuple(must))
+
+
+def namespace_matches(namespace: Sequence[str], condition: MatchCondition) -> bool:
+    """Whether a namespace satisfies a prefix/suffix condition with ``*`` wildcards."""
+    path = _oriented(condition.path, condition.match_type)
+    labels = _oriented(namespace, condition.match_type)
+    return len(path) <= len(labels) and all(p in ("*", lab) for p, lab in zip(path, labels))

@@ -1,0 +1,246 @@
+"""How one store item is laid out as one Qdrant point.
+
+Each item ``(namespace, key) -> value`` is one point whose id is a uuid5 of the
+namespace and key, so writing the same item twice replaces it. The payload
+carries everything a filter needs, indexed inside the engine:
+
+* ``ns_prefixes``: every prefix of the namespace, JSON-encoded (keyword index),
+  so a search under ``("a",)`` is one indexed match and ``("a",)`` can never
+  match ``("ab",)``; ``ns_suffixes`` likewise for suffix listing;
+* ``ns_path`` (keyword, faceted by ``list_namespaces``) and ``ns_depth``;
+* ``value``: the user's value, filtered on as ``value.<field>``; ``value_json``
+  an exact copy that reads come from (engines may reorder keys or round floats);
+* ``value_marks``: markers that make list/object equality and "is an array"
+  checks exact (see :func:`value_marks`);
+* ``created_at``/``updated_at`` (ISO text) with ``updated_us`` (integer
+  microseconds, range-indexed) for newest-first ordering and time ranges;
+* ``ttl_minutes`` and ``expires_us`` for TTL.
+
+Example:
+    >>> point_id(("memories", "alice"), "k1") == point_id(["memories", "alice"], "k1")
+    True
+    >>> encode_ns(("a", "b"))
+    '["a","b"]'
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import uuid
+from collections.abc import Mapping, Sequence
+from datetime import datetime, timezone
+from typing import Any
+
+from langgraph.store.base import Item
+
+from langchain_tiered_memory.errors import InvalidInputError
+
+__all__ = [
+    "ITEM_FIELDS",
+    "MAX_DEPTH",
+    "MAX_VALUE_BYTES",
+    "build_payload",
+    "dumps",
+    "encode_ns",
+    "hash_json",
+    "item_from_payload",
+    "micros",
+    "normalize_value",
+    "point_id",
+    "value_marks",
+]
+
+MAX_VALUE_BYTES = 1024 * 1024
+"""Largest value accepted, measured as compact UTF-8 JSON (1 MiB)."""
+
+MAX_DEPTH = 32
+"""Deepest nesting of objects and lists accepted in a value."""
+
+_MIN_INT, _MAX_INT = -(2**63), 2**63 - 1
+_ID_NAMESPACE = uuid.UUID("0d7a0a53-3b8e-4f0c-8c55-6c1e2f4b9a11")
+
+_encoder = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+
+
+def dumps(value: Any) -> str:
+    """Compact, NaN-free JSON text; raises ``ValueError``/``TypeError`` on non-JSON."""
+    return _encoder.encode(value)
+
+
+def encode_ns(labels: Sequence[str]) -> str:
+    """Unambiguous text of a namespace or prefix (labels may contain any character)."""
+    return dumps(list(labels))
+
+
+def point_id(namespace: Sequence[str], key: str) -> str:
+    """Deterministic point id of an item: the same (namespace, key) gives the same id."""
+    return str(uuid.uuid5(_ID_NAMESPACE, dumps([list(namespace), key])))
+
+
+def micros(moment: datetime) -> int:
+    """Integer microseconds since the epoch of an aware datetime."""
+    delta = moment - datetime(1970, 1, 1, tzinfo=timezone.utc)
+    return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
+
+
+def hash_json(value: Any) -> str:
+    """Content hash of a JSON value where ``1 == 1.0`` and key order does not matter."""
+
+    def canon(v: Any) -> Any:
+        if isinstance(v, Mapping):
+            return {str(k): canon(v[k]) for k in sorted(v, key=str)}
+        if isinstance(v, (list, tuple)):
+            return [canon(x) for x in v]
+        if isinstance(v, float) and v.is_integer() and abs(v) < 2**63:
+            return int(v)
+        return v
+
+    text = json.dumps(canon(value), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=12).hexdigest()
+
+
+def _path_text(path: tuple[str, ...]) -> str:
+    return encode_ns(path)
+
+
+def value_marks(value: Mapping[str, Any]) -> list[str]:
+    """Markers for exact structural filters, one per nested object or list.
+
+    ``a:<path>`` marks a list at ``path``, ``o:<path>`` an object, and
+    ``h:<path>:<hash>`` the content hash of either, ``b:<path>:true|false`` a
+    boolean, so ``{"tags": ["x"]}``
+    matches only items whose ``tags`` is exactly ``["x"]``, and a scalar
+    filter can exclude items where the field is a list.
+    """
+    marks: list[str] = []
+
+    def walk(v: Any, path: tuple[str, ...]) -> None:
+        if isinstance(v, Mapping):
+            if path:
+                marks.extend((f"o:{_path_text(path)}", f"h:{_path_text(path)}:{hash_json(v)}"))
+            for k, child in v.items():
+                walk(child, (*path, str(k)))
+        elif isinstance(v, list):
+            marks.extend((f"a:{_path_text(path)}", f"h:{_path_text(path)}:{hash_json(v)}"))
+        elif isinstance(v, bool):
+            # Booleans match through a marker: qdrant-edge 0.9 turns MatchValue(True) into 1.
+            marks.append(f"b:{_path_text(path)}:{'true' if v else 'false'}")
+
+    walk(value, ())
+    return marks
+
+
+def _check(value: Any, depth: int, where: str) -> None:
+    if depth > MAX_DEPTH:
+        raise InvalidInputError(
+            f"value{where} is nested deeper than {MAX_DEPTH} levels: flatten it or store it "
+            "as a JSON string"
+        )
+    if isinstance(value, Mapping):
+        for k, child in value.items():
+            if not isinstance(k, str):
+                raise InvalidInputError(
+                    f"value{where} has the {type(k).__name__} key {k!r}: JSON object keys are "
+                    f"strings, so it would come back changed; use {str(k)!r} instead"
+                )
+            _check(child, depth + 1, f"{where}[{k!r}]")
+    elif isinstance(value, (list, tuple)):
+        for i, child in enumerate(value):
+            _check(child, depth + 1, f"{where}[{i}]")
+    elif isinstance(value, bool) or value is None or isinstance(value, str):
+        return
+    elif isinstance(value, int):
+        if not _MIN_INT <= value <= _MAX_INT:
+            raise InvalidInputError(
+                f"value{where} = {value} is outside the 64-bit integer range: store it as a string"
+            )
+    elif isinstance(value, float) and not math.isfinite(value):
+        raise InvalidInputError(f"value{where} is {value}: use a finite number or null")
+
+
+def normalize_value(value: Any) -> tuple[dict[str, Any], str]:
+    """Validate a value and return it as read back, with its compact JSON text.
+
+    Raises:
+        InvalidInputError: Not a dict, not JSON-serialisable (sets, bytes,
+            datetimes, NaN), an integer beyond 64 bits, nested deeper than
+            :data:`MAX_DEPTH`, or larger than :data:`MAX_VALUE_BYTES` as JSON.
+    """
+    if not isinstance(value, Mapping):
+        raise InvalidInputError(
+            f"store values must be dicts, got {type(value).__name__}: wrap it, e.g. {{'data': ...}}"
+        )
+    _check(value, 1, "")
+    try:
+        text = dumps(dict(value))
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise InvalidInputError(
+            f"value is not plain JSON ({exc}): convert sets, bytes, datetimes and NaN to "
+            "JSON types (lists, str, ISO-8601 text, null) before storing"
+        ) from exc
+    size = len(text.encode("utf-8"))
+    if size > MAX_VALUE_BYTES:
+        raise InvalidInputError(
+            f"value is {size} bytes as JSON, over the {MAX_VALUE_BYTES}-byte limit: store large "
+            "content elsewhere and keep a reference or summary in the store"
+        )
+    normalized: dict[str, Any] = json.loads(text)
+    return normalized, text
+
+
+def build_payload(
+    namespace: tuple[str, ...],
+    key: str,
+    value: dict[str, Any],
+    value_json: str,
+    *,
+    created_at: datetime,
+    updated_at: datetime,
+    order_us: int,
+    ttl_minutes: float | None,
+) -> dict[str, Any]:
+    """The full payload of one item."""
+    depths = range(1, len(namespace) + 1)
+    expires = None if ttl_minutes is None else order_us + int(ttl_minutes * 60_000_000)
+    return {
+        "namespace": list(namespace),
+        "ns_path": encode_ns(namespace),
+        "ns_prefixes": [encode_ns(namespace[:d]) for d in depths],
+        "ns_suffixes": [encode_ns(namespace[-d:]) for d in depths],
+        "ns_depth": len(namespace),
+        "key": key,
+        "value": value,
+        "value_json": value_json,
+        "value_marks": value_marks(value),
+        "created_at": created_at.isoformat(),
+        "updated_at": updated_at.isoformat(),
+        "updated_us": order_us,
+        "ttl_minutes": ttl_minutes,
+        "expires_us": expires,
+    }
+
+
+ITEM_FIELDS = [
+    "namespace",
+    "key",
+    "value_json",
+    "created_at",
+    "updated_at",
+    "updated_us",
+    "ttl_minutes",
+    "expires_us",
+]
+"""Payload fields a read needs (the indexed copies are not fetched)."""
+
+
+def item_from_payload(payload: Mapping[str, Any]) -> Item:
+    """The LangGraph ``Item`` stored in a payload."""
+    return Item(
+        namespace=tuple(payload["namespace"]),
+        key=payload["key"],
+        value=json.loads(payload["value_json"]),
+        created_at=datetime.fromisoformat(payload["created_at"]),
+        updated_at=datetime.fromisoformat(payload["updated_at"]),
+    )

@@ -1,0 +1,449 @@
+"""The engine-neutral query compiler: LangGraph store ops -> plans of requests.
+
+One :class:`Planner` turns a batch of ``GetOp``/``SearchOp``/``ListNamespacesOp``/
+``PutOp`` into a plan (a generator of :mod:`.requests`). Every op is validated
+before the first request, so bad input changes nothing; reads see the state
+before the batch's writes (as in ``InMemoryStore``); embeddings are computed
+before the first write.
+
+Example:
+    >>> from langgraph.store.base import GetOp
+    >>> planner = Planner(collection="memories", index=None, retrieval="hybrid")
+    >>> plan = planner.batch_plan([GetOp(("docs",), "a")])
+    >>> type(next(plan)).__name__
+    'Retrieve'
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import threading
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta, timezone
+from typing import Any, Literal, cast
+
+from langchain_core.embeddings import Embeddings
+from langgraph.store.base import (
+    GetOp,
+    IndexConfig,
+    ListNamespacesOp,
+    Op,
+    PutOp,
+    Result,
+    SearchItem,
+    SearchOp,
+    TTLConfig,
+    ensure_embeddings,
+    get_text_at_path,
+)
+
+from langchain_tiered_memory.errors import ConfigurationError, InvalidInputError, NamespaceError
+from langchain_tiered_memory.stores import filters
+from langchain_tiered_memory.stores.payload import (
+    ITEM_FIELDS,
+    build_payload,
+    item_from_payload,
+    micros,
+    normalize_value,
+    point_id,
+)
+from langchain_tiered_memory.stores.requests import (
+    Collection,
+    Delete,
+    DeleteWhere,
+    EmbedDocuments,
+    EmbedQueries,
+    Facet,
+    Hit,
+    Plan,
+    PointData,
+    Query,
+    QueryBatch,
+    Retrieve,
+    SetPayload,
+    Setup,
+    Upsert,
+)
+from langchain_tiered_memory.stores.sparse import bm25_document, bm25_query
+from langchain_tiered_memory.types import ensure_aware, utcnow, validate_namespace
+
+__all__ = ["RETRIEVAL_MODES", "Planner", "RetrievalMode", "check_namespace"]
+
+RetrievalMode = Literal["hybrid", "dense", "lexical"]
+"""How a query is matched: dense + BM25 fused by RRF, dense only, or BM25 only."""
+RETRIEVAL_MODES: tuple[str, ...] = ("hybrid", "dense", "lexical")
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_UPSERT_CHUNK = 256
+_FACET_LIMIT = 1_000_000
+HYBRID_CANDIDATES = 100
+"""Candidates each side of a hybrid query contributes to the fusion."""
+
+
+def check_namespace(namespace: Any, *, allow_empty: bool = False) -> tuple[str, ...]:
+    """Validate a namespace (non-empty string labels, no ``.``, no NUL).
+
+    Raises:
+        NamespaceError: Say which label is wrong and how to fix it.
+    """
+    ns = validate_namespace(namespace, allow_empty=allow_empty)
+    for i, label in enumerate(ns):
+        if "." in label or "\x00" in label:
+            raise NamespaceError(
+                f"namespace label {i} {label!r} contains '.' or NUL, which LangGraph reserves: "
+                "use another separator such as '-' or ':'"
+            )
+    return ns
+
+
+def check_retrieval(mode: str) -> RetrievalMode:
+    """Validate a retrieval mode name."""
+    if mode not in RETRIEVAL_MODES:
+        raise ConfigurationError(
+            f"unknown retrieval mode {mode!r}: use one of {', '.join(RETRIEVAL_MODES)}"
+        )
+    return cast(RetrievalMode, mode)
+
+
+@dataclass
+class _Upsert:
+    pid: str
+    namespace: tuple[str, ...]
+    key: str
+    value: dict[str, Any]
+    value_json: str
+    ttl: float | None
+    texts: list[str]
+
+
+@dataclass
+class _Prepared:
+    gets: list[tuple[int, GetOp, str]] = field(default_factory=list)
+    searches: list[tuple[int, SearchOp, filters.Where, str]] = field(default_factory=list)
+    lists: list[tuple[int, ListNamespacesOp]] = field(default_factory=list)
+    upserts: list[_Upsert] = field(default_factory=list)
+    deletes: list[str] = field(default_factory=list)
+
+
+class Planner:
+    """Compiles store operations into engine-neutral plans.
+
+    Args:
+        collection: Collection (or shard directory) name.
+        index: LangGraph ``IndexConfig`` (``dims``, ``embed``, ``fields``) or None.
+        retrieval: Default retrieval mode for queries.
+        ttl: LangGraph ``TTLConfig`` or None.
+        clock: Returns the current aware time (injectable for tests).
+    """
+
+    def __init__(
+        self,
+        *,
+        collection: str,
+        index: IndexConfig | None,
+        retrieval: str,
+        ttl: TTLConfig | None = None,
+        clock: Callable[[], datetime] = utcnow,
+    ) -> None:
+        self.retrieval = check_retrieval(retrieval)
+        self.ttl = ttl
+        self.clock = clock
+        self.embeddings: Embeddings | None = None
+        self.fields: list[str] = []
+        dims: int | None = None
+        if index is not None:
+            dims = index.get("dims")
+            if not isinstance(dims, int) or isinstance(dims, bool) or dims <= 0:
+                raise ConfigurationError(
+                    f"index['dims'] must be a positive int, got {dims!r}: pass e.g. 384"
+                )
+            if index.get("embed") is None:
+                raise ConfigurationError("index['embed'] is missing: pass an Embeddings instance")
+            self.embeddings = ensure_embeddings(index["embed"])
+            fields = index.get("fields") or ["$"]
+            self.fields = [fields] if isinstance(fields, str) else list(fields)
+        self.collection = Collection(name=collection, dims=dims, sparse=dims is not None)
+        self._last_us = 0
+        self._last_sweep_us = 0
+        self._lock = threading.Lock()
+
+    # ------------------------------------------------------------------ helpers
+    def _order_us(self, now_us: int) -> int:
+        with self._lock:
+            self._last_us = max(now_us, self._last_us + 1)
+            return self._last_us
+
+    def _now_us(self) -> int:
+        return micros(ensure_aware(self.clock()))
+
+    def _texts(self, op: PutOp, value: dict[str, Any]) -> list[str]:
+        if self.embeddings is None or op.index is False:
+            return []
+        paths = self.fields if op.index is None else list(op.index)
+        return [t for path in paths for t in get_text_at_path(value, path) if t]
+
+    def _check_vectors(self, vectors: Sequence[Sequence[float]], expected: int) -> None:
+        dims = self.collection.dims
+        if len(vectors) != expected:
+            raise ConfigurationError(
+                f"the embedding model returned {len(vectors)} vectors for {expected} texts"
+            )
+        for vector in vectors:
+            if len(vector) != dims:
+                raise ConfigurationError(
+                    f"the embedding model returned a {len(vector)}-d vector but the store "
+                    f"index has dims={dims}: set index['dims'] to the model's size"
+                )
+            if not all(math.isfinite(x) for x in vector):
+                raise ConfigurationError("the embedding model returned NaN or infinite values")
+
+    def _mode(self, op: SearchOp, override: str | None) -> str:
+        if not op.query or self.embeddings is None:
+            return "recent"
+        return check_retrieval(override) if override is not None else self.retrieval
+
+    # --------------------------------------------------------------- validation
+    def _prepare(self, ops: Sequence[Op], modes: Mapping[int, str], now_us: int) -> _Prepared:
+        prepared = _Prepared()
+        puts: dict[tuple[tuple[str, ...], str], PutOp] = {}
+        for idx, op in enumerate(ops):
+            if isinstance(op, GetOp):
+                ns = check_namespace(op.namespace)
+                prepared.gets.append((idx, op, point_id(ns, _key(op.key))))
+            elif isinstance(op, SearchOp):
+                check_namespace(op.namespace_prefix, allow_empty=True)
+                if op.limit < 0 or op.offset < 0:
+                    raise InvalidInputError(
+                        f"limit and offset must be >= 0, got limit={op.limit}, offset={op.offset}"
+                    )
+                if op.query is not None and not isinstance(op.query, str):
+                    raise InvalidInputError(f"query must be a string, got {type(op.query).__name__}")
+                flt = filters.search_filter(op.namespace_prefix, op.filter, now_us=now_us)
+                prepared.searches.append((idx, op, flt, self._mode(op, modes.get(idx))))
+            elif isinstance(op, ListNamespacesOp):
+                for condition in op.match_conditions or ():
+                    if condition.match_type not in ("prefix", "suffix"):
+                        raise InvalidInputError(f"unknown match type {condition.match_type!r}")
+                    check_namespace(condition.path, allow_empty=True)
+                if op.limit < 0 or op.offset < 0:
+                    raise InvalidInputError("limit and offset must be >= 0")
+                prepared.lists.append((idx, op))
+            elif isinstance(op, PutOp):
+                ns = check_namespace(op.namespace)
+                puts[(ns, _key(op.key))] = op
+            else:
+                raise InvalidInputError(f"unknown store operation {type(op).__name__}")
+        for (ns, key), op in puts.items():
+            pid = point_id(ns, key)
+            if op.value is None:
+                prepared.deletes.append(pid)
+                continue
+            value, text = normalize_value(op.value)
+            ttl = _ttl(op.ttl)
+            prepared.upserts.append(_Upsert(pid, ns, key, value, text, ttl, self._texts(op, value)))
+        return prepared
+
+    # -------------------------------------------------------------------- plans
+    def setup_plan(self) -> Plan[None]:
+        """Create or check the collection and its payload indexes."""
+        yield Setup(self.collection)
+
+    def sweep_plan(self) -> Plan[None]:
+        """Delete every expired item."""
+        yield DeleteWhere(filters.expired_filter(self._now_us()))
+
+    def batch_plan(self, ops: Iterable[Op], modes: Mapping[int, str] | None = None) -> Plan[list[Result]]:
+        """The plan of one ``batch`` call; ``modes`` overrides retrieval per op index."""
+        ops = list(ops)
+        now_us = self._now_us()
+        prepared = self._prepare(ops, modes or {}, now_us)
+        results: list[Result] = [None] * len(ops)
+        refresh: dict[str, float] = {}
+        if prepared.gets:
+            yield from self._gets_plan(prepared.gets, results, refresh, now_us)
+        if prepared.searches:
+            yield from self._searches_plan(prepared.searches, results, refresh)
+        for idx, op in prepared.lists:
+            results[idx] = yield from self._list_plan(op, now_us)
+        points = (yield from self._points_plan(prepared.upserts, now_us)) if prepared.upserts else []
+        for ttl in sorted(set(refresh.values())):
+            ids = [pid for pid, minutes in refresh.items() if minutes == ttl]
+            yield SetPayload(ids, {"expires_us": now_us + int(ttl * 60_000_000)})
+        if prepared.deletes:
+            yield Delete(prepared.deletes)
+        for start in range(0, len(points), _UPSERT_CHUNK):
+            yield Upsert(points[start : start + _UPSERT_CHUNK])
+        if self._sweep_due(now_us):
+            yield DeleteWhere(filters.expired_filter(now_us))
+        return results
+
+    def _sweep_due(self, now_us: int) -> bool:
+        """Whether ``ttl['sweep_interval_minutes']`` has passed since the last sweep."""
+        minutes = (self.ttl or {}).get("sweep_interval_minutes")
+        if not minutes:
+            return False
+        with self._lock:
+            if now_us - self._last_sweep_us < int(minutes * 60_000_000):
+                return False
+            self._last_sweep_us = now_us
+            return True
+
+    def _gets_plan(
+        self,
+        gets: list[tuple[int, GetOp, str]],
+        results: list[Result],
+        refresh: dict[str, float],
+        now_us: int,
+    ) -> Plan[None]:
+        payloads: dict[str, dict[str, Any]] = yield Retrieve([pid for _, _, pid in gets], ITEM_FIELDS)
+        for idx, op, pid in gets:
+            payload = payloads.get(pid)
+            expires = payload.get("expires_us") if payload else None
+            if payload is None or (expires is not None and expires <= now_us):
+                continue
+            results[idx] = item_from_payload(payload)
+            if op.refresh_ttl and payload.get("ttl_minutes") is not None:
+                refresh[pid] = payload["ttl_minutes"]
+
+    def _searches_plan(
+        self,
+        searches: list[tuple[int, SearchOp, filters.Where, str]],
+        results: list[Result],
+        refresh: dict[str, float],
+    ) -> Plan[None]:
+        dense_texts = sorted({op.query for _, op, _, mode in searches if mode in ("dense", "hybrid")})
+        vectors: dict[str, list[float]] = {}
+        if dense_texts:
+            embedded = yield EmbedQueries(list(dense_texts))
+            self._check_vectors(embedded, len(dense_texts))
+            vectors = dict(zip(dense_texts, (list(v) for v in embedded)))
+        queries: list[tuple[int, SearchOp, str, Query]] = []
+        for idx, op, flt, mode in searches:
+            if op.limit == 0:
+                results[idx] = []
+                continue
+            window = op.offset + op.limit
+            sparse = bm25_query(op.query) if mode in ("lexical", "hybrid") and op.query else None
+            if mode == "lexical" and not sparse:
+                results[idx] = []  # only stop words: nothing can match lexically
+                continue
+            if mode == "hybrid" and not sparse:
+                mode = "dense"
+            query = Query(
+                mode=cast(Any, mode),
+                filter=flt,
+                limit=window + 1,
+                fields=ITEM_FIELDS,
+                dense=vectors.get(op.query) if op.query else None,
+                sparse=sparse,
+                # Fixed candidate depth, so every page of a query fuses the same lists.
+                candidates=max(window + 1, HYBRID_CANDIDATES),
+            )
+            queries.append((idx, op, mode, query))
+        if not queries:
+            return
+        responses: list[list[Hit]] = yield QueryBatch([q for *_, q in queries])
+        for (idx, op, mode, query), hits in zip(queries, responses):
+            hits = yield from self._complete_ties(query, hits, op.offset + op.limit)
+            ranked = sorted(hits, key=lambda h: (-_rank(mode, h), h.id))
+            page = ranked[op.offset : op.offset + op.limit]
+            results[idx] = [
+                SearchItem(
+                    **_item_kwargs(hit.payload),
+                    score=None if mode == "recent" else float(hit.score),
+                )
+                for hit in page
+            ]
+            if op.refresh_ttl:
+                for hit in page:
+                    if hit.payload.get("ttl_minutes") is not None:
+                        refresh[hit.id] = hit.payload["ttl_minutes"]
+
+    def _complete_ties(self, query: Query, hits: list[Hit], window: int) -> Plan[list[Hit]]:
+        """Fetch deeper while the page boundary cuts a group of equal ranks.
+
+        Engines order ties arbitrarily, so pages are cut after sorting ties by
+        point id; that needs the whole tie group at the boundary.
+        """
+        limit = query.limit
+        while len(hits) >= limit and len(hits) > window:
+            boundary = _rank(query.mode, hits[window - 1])
+            if _rank(query.mode, hits[-1]) != boundary:
+                break
+            limit *= 2
+            deeper = replace(query, limit=limit, candidates=max(query.candidates, limit))
+            (hits,) = yield QueryBatch([deeper])
+        return hits
+
+    def _list_plan(self, op: ListNamespacesOp, now_us: int) -> Plan[list[tuple[str, ...]]]:
+        conditions = list(op.match_conditions or ())
+        flt = filters.list_namespaces_filter(conditions, now_us=now_us)
+        hits: list[tuple[str, int]] = yield Facet("ns_path", flt, _FACET_LIMIT)
+        found: set[tuple[str, ...]] = set()
+        for path, count in hits:
+            if count <= 0:
+                continue
+            namespace = tuple(json.loads(path))
+            if all(filters.namespace_matches(namespace, c) for c in conditions):
+                found.add(namespace[: op.max_depth] if op.max_depth is not None else namespace)
+        return sorted(found)[op.offset : op.offset + op.limit]
+
+    def _points_plan(self, upserts: list[_Upsert], now_us: int) -> Plan[list[PointData]]:
+        existing: dict[str, dict[str, Any]] = yield Retrieve([u.pid for u in upserts], ["created_at"])
+        texts = sorted({t for u in upserts for t in u.texts})
+        vectors: dict[str, list[float]] = {}
+        if texts:
+            embedded = yield EmbedDocuments(texts)
+            self._check_vectors(embedded, len(texts))
+            vectors = dict(zip(texts, (list(v) for v in embedded)))
+        points = []
+        for u in upserts:
+            order_us = self._order_us(now_us)
+            updated_at = _EPOCH + timedelta(microseconds=order_us)
+            created = existing.get(u.pid, {}).get("created_at")
+            payload = build_payload(
+                u.namespace,
+                u.key,
+                u.value,
+                u.value_json,
+                created_at=datetime.fromisoformat(created) if created else updated_at,
+                updated_at=updated_at,
+                order_us=order_us,
+                ttl_minutes=u.ttl,
+            )
+            dense = [vectors[t] for t in u.texts] if u.texts else None
+            sparse = bm25_document("\n".join(u.texts)) if u.texts else None
+            points.append(PointData(u.pid, payload, dense, sparse or None))
+        return points
+
+
+def _key(key: Any) -> str:
+    if not isinstance(key, str):
+        raise InvalidInputError(f"item key must be a string, got {type(key).__name__} {key!r}")
+    return key
+
+
+def _ttl(ttl: Any) -> float | None:
+    if ttl is None:
+        return None
+    if isinstance(ttl, bool) or not isinstance(ttl, (int, float)) or not math.isfinite(ttl) or ttl <= 0:
+        raise InvalidInputError(f"ttl must be a positive number of minutes or None, got {ttl!r}")
+    return float(ttl)
+
+
+def _rank(mode: str, hit: Hit) -> float:
+    """Higher is better: the score, or the update time for unscored searches."""
+    return float(hit.payload.get("updated_us", 0)) if mode == "recent" else hit.score
+
+
+def _item_kwargs(payload: Mapping[str, Any]) -> dict[str, Any]:
+    item = item_from_payload(payload)
+    return {
+        "namespace": item.namespace,
+        "key": item.key,
+        "value": item.value,
+        "created_at": item.created_at,
+        "updated_at": item.updated_at,
+    }

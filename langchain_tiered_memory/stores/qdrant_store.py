@@ -1,0 +1,447 @@
+"""``QdrantMemoryStore``: a LangGraph ``BaseStore`` on Qdrant, embedded or client.
+
+Two engines sit behind one query compiler (:mod:`.plan`):
+
+* :meth:`QdrantMemoryStore.embedded` (default): Qdrant Edge in-process, on disk;
+* :meth:`QdrantMemoryStore.from_client` / :meth:`~QdrantMemoryStore.from_url`:
+  a Qdrant server, Qdrant Cloud, or qdrant-client's local mode.
+
+Retrieval is ``"hybrid"`` (dense + BM25, fused by reciprocal rank fusion),
+``"dense"`` or ``"lexical"``, chosen per store and overridable per search.
+``SearchItem.score`` is the cosine similarity in dense mode, the BM25 score in
+lexical mode and the RRF score (``sum 1/(60 + rank)``) in hybrid mode.
+
+Limits: values are JSON dicts of at most 1 MiB (compact UTF-8 JSON), nested at
+most 32 levels; namespace labels are non-empty strings without ``.`` or NUL.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Callable, Iterable, Mapping
+from datetime import datetime
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Literal, TypeVar
+
+from langgraph.store.base import (
+    NOT_PROVIDED,
+    BaseStore,
+    IndexConfig,
+    Item,
+    NamespacePath,
+    NotProvided,
+    Op,
+    Result,
+    SearchItem,
+    SearchOp,
+    TTLConfig,
+)
+from langgraph.store.base import _ensure_refresh as ensure_refresh
+from qdrant_client import AsyncQdrantClient, QdrantClient
+
+from langchain_tiered_memory.errors import ConfigurationError
+from langchain_tiered_memory.stores.engine_client import ClientEngine
+from langchain_tiered_memory.stores.engine_edge import EdgeEngine
+from langchain_tiered_memory.stores.plan import Planner, RetrievalMode, check_namespace
+from langchain_tiered_memory.stores.requests import (
+    EmbedDocuments,
+    EmbedQueries,
+    Optimize,
+    Plan,
+    arun,
+    run,
+)
+from langchain_tiered_memory.types import utcnow
+
+__all__ = ["QdrantMemoryStore"]
+
+T = TypeVar("T")
+Engine = EdgeEngine | ClientEngine
+
+
+class QdrantMemoryStore(BaseStore):
+    """A LangGraph store on Qdrant with hybrid search, namespaces, TTL, sync and async.
+
+    Build it with :meth:`embedded` (a directory on disk), :meth:`from_client`
+    or :meth:`from_url`. Namespace prefixes are filtered inside the engine
+    through a payload index; point ids are uuid5 of (namespace, key), so writes
+    are idempotent.
+
+    Example:
+        >>> import tempfile
+        >>> from langchain_tiered_memory.fakes import HashingEmbeddings
+        >>> index = {"dims": 64, "embed": HashingEmbeddings(size=64), "fields": ["text"]}
+        >>> with QdrantMemoryStore.embedded(tempfile.mkdtemp(), index=index) as store:
+        ...     store.put(("memories", "alice"), "m1", {"text": "Alice is allergic to shellfish"})
+        ...     store.put(("memories", "alice"), "m2", {"text": "Alice lives in Lisbon"})
+        ...     hits = store.search(("memories", "alice"), query="shellfish allergy", limit=1)
+        ...     hits[0].key
+        'm1'
+    """
+
+    supports_ttl = True
+
+    def __init__(
+        self,
+        engine: Engine,
+        *,
+        index: IndexConfig | None = None,
+        retrieval: RetrievalMode | str = "hybrid",
+        collection: str = "memories",
+        ttl: TTLConfig | None = None,
+        clock: Callable[[], datetime] | None = None,
+        owns_engine: bool = True,
+    ) -> None:
+        """Wrap an engine; prefer the ``embedded``/``from_client``/``from_url`` constructors."""
+        if not isinstance(collection, str) or not collection or "/" in collection:
+            raise ConfigurationError(
+                f"collection must be a non-empty name without '/', got {collection!r}"
+            )
+        self._planner = Planner(
+            collection=collection,
+            index=index,
+            retrieval=retrieval,
+            ttl=ttl,
+            clock=clock or utcnow,
+        )
+        self.index_config = index
+        self.ttl_config = ttl
+        self.engine = engine
+        self._owns_engine = owns_engine
+        self._ready = False
+
+    # ----------------------------------------------------------- constructors
+    @classmethod
+    def embedded(
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        index: IndexConfig | None = None,
+        retrieval: RetrievalMode | str = "hybrid",
+        collection: str = "memories",
+        ttl: TTLConfig | None = None,
+        clock: Callable[[], datetime] | None = None,
+    ) -> QdrantMemoryStore:
+        """Open (or create) a store in directory ``path`` with the embedded Qdrant Edge engine.
+
+        Raises:
+            StoreLockedError: The path is open in another process or store.
+            ConfigurationError: The store holds vectors of another size.
+        """
+        store = cls(
+            EdgeEngine(Path(path)),
+            index=index,
+            retrieval=retrieval,
+            collection=collection,
+            ttl=ttl,
+            clock=clock,
+        )
+        store.setup()
+        return store
+
+    @classmethod
+    def from_client(
+        cls,
+        client: QdrantClient | AsyncQdrantClient,
+        *,
+        index: IndexConfig | None = None,
+        retrieval: RetrievalMode | str = "hybrid",
+        collection: str = "memories",
+        ttl: TTLConfig | None = None,
+        clock: Callable[[], datetime] | None = None,
+    ) -> QdrantMemoryStore:
+        """A store on an existing client (not closed by :meth:`close`).
+
+        A sync ``QdrantClient`` serves both sync and async methods; an
+        ``AsyncQdrantClient`` serves only the async ones (``abatch``, ``aput``, ...)
+        and is set up on first use.
+        """
+        if not isinstance(client, (QdrantClient, AsyncQdrantClient)):
+            raise ConfigurationError(
+                f"from_client needs a QdrantClient or AsyncQdrantClient, got {type(client).__name__}"
+            )
+        store = cls(
+            ClientEngine(client, collection),
+            index=index,
+            retrieval=retrieval,
+            collection=collection,
+            ttl=ttl,
+            clock=clock,
+            owns_engine=False,
+        )
+        if not isinstance(client, AsyncQdrantClient):
+            store.setup()
+        return store
+
+    @classmethod
+    def from_url(cls, url: str, api_key: str | None = None, **kw: Any) -> QdrantMemoryStore:
+        """A store with its own ``QdrantClient`` for ``url`` (closed by :meth:`close`).
+
+        ``api_key`` defaults to the ``QDRANT_API_KEY`` environment variable.
+        Store options (``index``, ``retrieval``, ``collection``, ``ttl``,
+        ``clock``) are taken from ``kw``; the rest go to ``QdrantClient``.
+        """
+        names = ("index", "retrieval", "collection", "ttl", "clock")
+        options = {k: kw.pop(k) for k in names if k in kw}
+        key = api_key if api_key is not None else os.environ.get("QDRANT_API_KEY")
+        client = QdrantClient(location=url, api_key=key, **kw)
+        store = cls.from_client(client, **options)
+        store._owns_engine = True
+        return store
+
+    # ---------------------------------------------------------------- drivers
+    def _execute(self, request: Any) -> Any:
+        embeddings = self._planner.embeddings
+        if isinstance(request, EmbedDocuments) and embeddings is not None:
+            return embeddings.embed_documents(request.texts)
+        if isinstance(request, EmbedQueries) and embeddings is not None:
+            return [embeddings.embed_query(text) for text in request.texts]
+        return self.engine.execute(request)
+
+    async def _aexecute(self, request: Any) -> Any:
+        embeddings = self._planner.embeddings
+        if isinstance(request, EmbedDocuments) and embeddings is not None:
+            return await embeddings.aembed_documents(request.texts)
+        if isinstance(request, EmbedQueries) and embeddings is not None:
+            return [await embeddings.aembed_query(text) for text in request.texts]
+        assert isinstance(self.engine, ClientEngine)
+        return await self.engine.aexecute(request)
+
+    def _is_async_only(self) -> bool:
+        return isinstance(self.engine, ClientEngine) and self.engine.is_async
+
+    def _run(self, plan: Plan[T], method: str = "abatch") -> T:
+        if self._is_async_only():
+            plan.close()
+            raise ConfigurationError(
+                f"this store wraps an AsyncQdrantClient: use the async method ({method}) "
+                "or pass a sync QdrantClient"
+            )
+        if not self._ready:
+            run(self._planner.setup_plan(), self._execute)
+            self._ready = True
+        return run(plan, self._execute)
+
+    async def _arun(self, make_plan: Callable[[], Plan[T]]) -> T:
+        if not self._is_async_only():
+            loop = asyncio.get_running_loop()
+            return await loop.run_in_executor(None, lambda: self._run(make_plan()))
+        if not self._ready:
+            await arun(self._planner.setup_plan(), self._aexecute)
+            self._ready = True
+        return await arun(make_plan(), self._aexecute)
+
+    # ------------------------------------------------------------- lifecycle
+    def setup(self) -> None:
+        """Create the collection and payload indexes if missing, and check them; idempotent."""
+        self._run(self._planner.setup_plan(), "asetup")
+        self._ready = True
+
+    async def asetup(self) -> None:
+        """Async twin of :meth:`setup`."""
+        await self._arun(self._planner.setup_plan)
+        self._ready = True
+
+    def close(self) -> None:
+        """Release the engine (the embedded directory lock, an owned client); idempotent."""
+        if self._owns_engine and not self._is_async_only():
+            self.engine.close()
+
+    async def aclose(self) -> None:
+        """Async twin of :meth:`close`."""
+        if not self._owns_engine:
+            return
+        if isinstance(self.engine, ClientEngine):
+            await self.engine.aclose()
+        else:
+            await asyncio.get_running_loop().run_in_executor(None, self.engine.close)
+
+    def __enter__(self) -> QdrantMemoryStore:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    async def __aenter__(self) -> QdrantMemoryStore:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    # ------------------------------------------------------------ operations
+    def batch(self, ops: Iterable[Op]) -> list[Result]:
+        """Execute a batch of get/search/list/put operations (reads see the state before writes)."""
+        ops = list(ops)
+        return self._run(self._planner.batch_plan(ops))
+
+    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
+        """Async twin of :meth:`batch`."""
+        ops = list(ops)
+        return await self._arun(lambda: self._planner.batch_plan(ops))
+
+    def optimize(self) -> bool:
+        """Build HNSW graphs and merge segments (embedded engine); a no-op on a server.
+
+        Reads and writes never wait for this: searches are exact until it has
+        run. See the module notes on the GIL before calling it on a busy process.
+        """
+        return bool(self._run(_single(Optimize()), "aoptimize"))
+
+    async def aoptimize(self) -> bool:
+        """Async twin of :meth:`optimize`."""
+        return bool(await self._arun(lambda: _single(Optimize())))
+
+    def sweep_ttl(self) -> None:
+        """Delete every expired item now."""
+        self._run(self._planner.sweep_plan(), "asweep_ttl")
+
+    async def asweep_ttl(self) -> None:
+        """Async twin of :meth:`sweep_ttl`."""
+        await self._arun(self._planner.sweep_plan)
+
+    def _search_op(
+        self,
+        namespace_prefix: tuple[str, ...],
+        query: str | None,
+        filter: dict[str, Any] | None,
+        limit: int,
+        offset: int,
+        refresh_ttl: bool | None,
+    ) -> SearchOp:
+        prefix = check_namespace(namespace_prefix, allow_empty=True)
+        refresh = ensure_refresh(self.ttl_config, refresh_ttl)
+        return SearchOp(prefix, filter, limit, offset, query, refresh)
+
+    def search(  # type: ignore[override]
+        self,
+        namespace_prefix: tuple[str, ...],
+        /,
+        *,
+        query: str | None = None,
+        filter: dict[str, Any] | None = None,
+        limit: int = 10,
+        offset: int = 0,
+        refresh_ttl: bool | None = None,
+        retrieval: RetrievalMode | None = None,
+    ) -> list[SearchItem]:
+        """Search items under a namespace prefix; ``retrieval`` overrides the store's mode."""
+        op = self._search_op(namespace_prefix, query, filter, limit, offset, refresh_ttl)
+        modes = {0: retrieval} if retrieval is not None else None
+        result = self._run(self._planner.batch_plan([op], modes), "asearch")
+        return result[0]  # type: ignore[return-value]
+
+    async def asearch(  # type: ignore[override]
+        self,
+        namespace_prefix: tuple[str, ...],
+        /,
+        *,
+        query: str | None = None,
+        filter: dict[str, Any] | None = None,
+        limit: int = 10,
+        offset: int = 0,
+        refresh_ttl: bool | None = None,
+        retrieval: RetrievalMode | None = None,
+    ) -> list[SearchItem]:
+        """Async twin of :meth:`search`."""
+        op = self._search_op(namespace_prefix, query, filter, limit, offset, refresh_ttl)
+        modes = {0: retrieval} if retrieval is not None else None
+        result = await self._arun(lambda: self._planner.batch_plan([op], modes))
+        return result[0]  # type: ignore[return-value]
+
+    # Namespace checks that raise NamespaceError before LangGraph's own checks.
+    def get(
+        self, namespace: tuple[str, ...], key: str, *, refresh_ttl: bool | None = None
+    ) -> Item | None:
+        """Get one item, or None if missing or expired."""
+        return super().get(check_namespace(namespace), key, refresh_ttl=refresh_ttl)
+
+    async def aget(
+        self, namespace: tuple[str, ...], key: str, *, refresh_ttl: bool | None = None
+    ) -> Item | None:
+        """Async twin of :meth:`get`."""
+        return await super().aget(check_namespace(namespace), key, refresh_ttl=refresh_ttl)
+
+    def put(
+        self,
+        namespace: tuple[str, ...],
+        key: str,
+        value: Mapping[str, Any],
+        index: Literal[False] | list[str] | None = None,
+        *,
+        ttl: float | None | NotProvided = NOT_PROVIDED,
+    ) -> None:
+        """Store or replace one item (``ttl`` in minutes)."""
+        super().put(check_namespace(namespace), key, value, index, ttl=ttl)
+
+    async def aput(
+        self,
+        namespace: tuple[str, ...],
+        key: str,
+        value: Mapping[str, Any],
+        index: Literal[False] | list[str] | None = None,
+        *,
+        ttl: float | None | NotProvided = NOT_PROVIDED,
+    ) -> None:
+        """Async twin of :meth:`put`."""
+        await super().aput(check_namespace(namespace), key, value, index, ttl=ttl)
+
+    def delete(self, namespace: tuple[str, ...], key: str) -> None:
+        """Delete one item (no error if missing)."""
+        super().delete(check_namespace(namespace), key)
+
+    async def adelete(self, namespace: tuple[str, ...], key: str) -> None:
+        """Async twin of :meth:`delete`."""
+        await super().adelete(check_namespace(namespace), key)
+
+    def list_namespaces(
+        self,
+        *,
+        prefix: NamespacePath | None = None,
+        suffix: NamespacePath | None = None,
+        max_depth: int | None = None,
+        limit: int = 100,
+        offset: int = 0,
+    ) -> list[tuple[str, ...]]:
+        """List namespaces holding live items (``*`` wildcards allowed in prefix/suffix)."""
+        _check_paths(prefix, suffix)
+        return super().list_namespaces(
+            prefix=prefix, suffix=suffix, max_depth=max_depth, limit=limit, offset=offset
+        )
+
+    async def alist_namespaces(
+        self,
+        *,
+        prefix: NamespacePath | None = None,
+        suffix: NamespacePath | None = None,
+        max_depth: int | None = None,
+        limit: int = 100,
+        offset: int = 0,
+    ) -> list[tuple[str, ...]]:
+        """Async twin of :meth:`list_namespaces`."""
+        _check_paths(prefix, suffix)
+        return await super().alist_namespaces(
+            prefix=prefix, suffix=suffix, max_depth=max_depth, limit=limit, offset=offset
+        )
+
+
+def _check_paths(*paths: NamespacePath | None) -> None:
+    for path in paths:
+        if path is not None:
+            check_namespace(path, allow_empty=True)
+
+
+def _single(request: Any) -> Plan[Any]:
+    result = yield request
+    return result

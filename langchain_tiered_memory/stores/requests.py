@@ -1,0 +1,229 @@
+"""Engine-neutral requests, and the sync and async drivers that run plans.
+
+A plan is a generator: it yields requests and receives their results. The
+store logic is written once as plans (see :mod:`.plan`); a sync driver
+(:func:`run`) and an async driver (:func:`arun`) execute them, so no logic is
+copied between ``batch`` and ``abatch``. Engines only translate these requests
+into their own API (see :mod:`.engine_edge`, :mod:`.engine_client`).
+
+Example:
+    >>> def plan():
+    ...     hits = yield Count(Where())
+    ...     return hits * 2
+    >>> run(plan(), lambda request: 21)
+    42
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Generator
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeAlias, TypeVar
+
+from langchain_tiered_memory.stores.filters import Where
+from langchain_tiered_memory.stores.sparse import SparseVec
+
+__all__ = [
+    "Collection",
+    "Count",
+    "Delete",
+    "DeleteWhere",
+    "EmbedDocuments",
+    "EmbedQueries",
+    "Facet",
+    "Hit",
+    "Optimize",
+    "Plan",
+    "PointData",
+    "Query",
+    "QueryBatch",
+    "Request",
+    "Retrieve",
+    "SetPayload",
+    "Setup",
+    "Upsert",
+    "arun",
+    "run",
+]
+
+T = TypeVar("T")
+
+DENSE = "dense"
+"""Name of the dense (multi)vector: one sub-vector per embedded text, MaxSim."""
+SPARSE = "bm25"
+"""Name of the BM25 sparse vector (IDF modifier)."""
+
+KEYWORD_INDEXES = ("ns_prefixes", "ns_suffixes", "ns_path", "value_marks")
+INTEGER_INDEXES = ("ns_depth", "updated_us", "expires_us")
+
+
+@dataclass(frozen=True)
+class Collection:
+    """What the store needs from a collection: vector sizes and payload indexes."""
+
+    name: str
+    dims: int | None
+    sparse: bool
+
+
+@dataclass(frozen=True)
+class PointData:
+    """One point to write."""
+
+    id: str
+    payload: dict[str, Any]
+    dense: list[list[float]] | None = None
+    sparse: SparseVec | None = None
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One point read back; ``score`` is 0.0 for unscored reads."""
+
+    id: str
+    score: float
+    payload: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Query:
+    """One ranked read.
+
+    ``mode`` is ``"recent"`` (newest ``updated_us`` first), ``"dense"``,
+    ``"lexical"`` or ``"hybrid"`` (dense and sparse candidates, fused by RRF).
+    """
+
+    mode: Literal["recent", "dense", "lexical", "hybrid"]
+    filter: Where
+    limit: int
+    fields: list[str]
+    dense: list[float] | None = None
+    sparse: SparseVec | None = None
+    candidates: int = 0
+    rrf_k: int = 60
+    exact: bool = False
+
+
+@dataclass(frozen=True)
+class Setup:
+    """Create the collection (or check it) and its payload indexes."""
+
+    collection: Collection
+
+
+@dataclass(frozen=True)
+class Upsert:
+    """Insert or replace points."""
+
+    points: list[PointData]
+
+
+@dataclass(frozen=True)
+class Delete:
+    """Delete points by id (missing ids are ignored)."""
+
+    ids: list[str]
+
+
+@dataclass(frozen=True)
+class DeleteWhere:
+    """Delete every point matching a filter."""
+
+    filter: Where
+
+
+@dataclass(frozen=True)
+class SetPayload:
+    """Set payload fields on existing points."""
+
+    ids: list[str]
+    payload: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Retrieve:
+    """Payloads by point id; the result maps id -> payload (missing ids absent)."""
+
+    ids: list[str]
+    fields: list[str]
+
+
+@dataclass(frozen=True)
+class QueryBatch:
+    """Several queries at once; the result is one ``list[Hit]`` per query."""
+
+    queries: list[Query]
+
+
+@dataclass(frozen=True)
+class Facet:
+    """Distinct values of a keyword field with counts: ``list[tuple[str, int]]``."""
+
+    key: str
+    filter: Where
+    limit: int
+
+
+@dataclass(frozen=True)
+class Count:
+    """Number of points matching a filter (exact)."""
+
+    filter: Where
+
+
+@dataclass(frozen=True)
+class Optimize:
+    """Build HNSW graphs and merge segments; the result is True if anything changed."""
+
+
+@dataclass(frozen=True)
+class EmbedDocuments:
+    """Embed texts for storage (executed by the store, not the engine)."""
+
+    texts: list[str]
+
+
+@dataclass(frozen=True)
+class EmbedQueries:
+    """Embed search queries (executed by the store, not the engine)."""
+
+    texts: list[str] = field(default_factory=list)
+
+
+Request: TypeAlias = (
+    "Setup | Upsert | Delete | DeleteWhere | SetPayload | Retrieve | QueryBatch | Facet"
+    " | Count | Optimize | EmbedDocuments | EmbedQueries"
+)
+Plan: TypeAlias = Generator[Any, Any, T]
+
+
+def run(plan: Plan[T], execute: Callable[[Any], Any]) -> T:
+    """Drive a plan synchronously: each yielded request is executed, its result sent back."""
+    try:
+        request = next(plan)
+        while True:
+            try:
+                result = execute(request)
+            except BaseException as exc:  # give the plan a chance to handle or re-raise
+                request = plan.throw(exc)
+            else:
+                request = plan.send(result)
+    except StopIteration as stop:
+        value: T = stop.value
+        return value
+
+
+async def arun(plan: Plan[T], execute: Callable[[Any], Awaitable[Any]]) -> T:
+    """Drive a plan with an async executor (same protocol as :func:`run`)."""
+    try:
+        request = next(plan)
+        while True:
+            try:
+                result = await execute(request)
+            except BaseException as exc:
+                request = plan.throw(exc)
+            else:
+                request = plan.send(result)
+    except StopIteration as stop:
+        value: T = stop.value
+        return value

@@ -1,0 +1,484 @@
+"""Procedural memory on any LangGraph ``BaseStore``: tool statistics, strategies, preferences.
+
+Everything lives in the store, so a new process (a new :class:`ProceduralMemory`
+on the same store) sees the same statistics. Counts are safe under concurrent
+writers: each tool use and each strategy outcome is its own item (key: a new
+uuid), folded into statistics on read (:mod:`.procedural_stats`); nothing is
+read, incremented and written back.
+
+Namespaces under the scope: ``("procedural", "tool_uses")``,
+``("procedural", "strategies")`` (definitions, embedded for relevance),
+``("procedural", "strategy_outcomes")`` and ``("procedural", "preferences")``.
+
+Example:
+    >>> from langgraph.store.memory import InMemoryStore
+    >>> from langchain_tiered_memory.tiers.scope import MemoryScope
+    >>> memory = ProceduralMemory(InMemoryStore(), MemoryScope("alice"))
+    >>> _ = memory.record_tool_use(ToolUsageRecord(tool_name="orders", success=False,
+    ...     error_message="410 Gone: use orders_v2", hint="call orders_v2 instead"))
+    >>> print(memory.get_context_injection())
+    Tool usage warnings:
+    - orders: 100% failure rate over 1 uses; last call failed: 410 Gone: use orders_v2 (hint: call orders_v2 instead)
+"""  # noqa: E501
+
+from __future__ import annotations
+
+import math
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from langgraph.store.base import BaseStore, GetOp, PutOp, SearchItem, SearchOp
+
+from langchain_tiered_memory.errors import ConfigurationError, InvalidInputError
+from langchain_tiered_memory.tiers.procedural_models import (
+    ScoredStrategy,
+    Strategy,
+    ToolGuidance,
+    ToolUsageRecord,
+)
+from langchain_tiered_memory.tiers.procedural_stats import (
+    aggregate_tool_events,
+    apply_strategy_outcomes,
+    strategy_from_value,
+    strategy_key,
+    strategy_value,
+    tool_event_value,
+)
+from langchain_tiered_memory.tiers.ranking import RelevanceScale, relevance_scores
+from langchain_tiered_memory.tiers.records import (
+    Plan,
+    StoreOps,
+    arun_plan,
+    paginate,
+    run_plan,
+    search_all,
+    to_epoch,
+    validate_model,
+)
+from langchain_tiered_memory.tiers.scope import MemoryScope
+from langchain_tiered_memory.types import ensure_aware, utcnow
+
+__all__ = ["ProceduralConfig", "ProceduralMemory"]
+
+
+@dataclass(frozen=True)
+class ProceduralConfig:
+    """Settings of :class:`ProceduralMemory`.
+
+    Args:
+        relevance_weight: Weight of similarity to the context when ranking strategies.
+        confidence_weight: Weight of a strategy's Wilson confidence.
+        inject_min_confidence: Strategies below this are left out of the injection.
+        inject_min_successes: ... and so are strategies with fewer successes.
+        max_injected_strategies: At most this many strategies are injected.
+        warn_min_failures: A tool is warned about when it failed at least this often
+            with a failure rate of at least ``warn_failure_rate`` ...
+        warn_failure_rate: ... or whenever its last call failed.
+        max_tool_warnings: At most this many tool warnings (most recent failures first).
+        max_common_errors: Error patterns kept per tool.
+        pattern_min_frequency: A parameter value shared by more than this share of
+            successful calls is reported as a pattern.
+        relevance_scale: How store scores become relevance in [0, 1]; see
+            :class:`~langchain_tiered_memory.tiers.ranking.RankingConfig`.
+    """
+
+    relevance_weight: float = 0.6
+    confidence_weight: float = 0.4
+    inject_min_confidence: float = 0.5
+    inject_min_successes: int = 3
+    max_injected_strategies: int = 5
+    warn_min_failures: int = 3
+    warn_failure_rate: float = 0.3
+    max_tool_warnings: int = 5
+    max_common_errors: int = 5
+    pattern_min_frequency: float = 0.6
+    relevance_scale: RelevanceScale = "relative"
+
+    def __post_init__(self) -> None:
+        weights = (self.relevance_weight, self.confidence_weight)
+        if any(not math.isfinite(w) or w < 0 for w in weights) or sum(weights) <= 0:
+            raise ConfigurationError(
+                f"relevance_weight={self.relevance_weight}, confidence_weight="
+                f"{self.confidence_weight}: use finite weights >= 0, not both zero"
+            )
+        for name in ("inject_min_confidence", "warn_failure_rate", "pattern_min_frequency"):
+            if not 0.0 <= getattr(self, name) <= 1.0:
+                raise ConfigurationError(f"{name}={getattr(self, name)}: use a value in [0, 1]")
+
+
+def _context_text(context: str | None) -> str | None:
+    if context is None:
+        return None
+    if not isinstance(context, str):
+        raise InvalidInputError(f"context must be text, got {type(context).__name__}")
+    return context.strip() or None
+
+
+def _name(value: str, what: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidInputError(f"{what} is {value!r}: pass a non-empty name")
+    return " ".join(value.split())
+
+
+class ProceduralMemory:
+    """One scope's learned procedures (the seed's ``ProceduralMemory``), kept in a store.
+
+    Strategy relevance uses the store's vector index when it has one (the
+    ``text`` field of each strategy is indexed explicitly); without an index,
+    strategies rank by confidence alone.
+
+    Args:
+        store: Any LangGraph ``BaseStore``.
+        scope: Whose procedures these are.
+        config: Ranking weights and injection thresholds.
+        clock: Returns "now" (aware); injectable for tests.
+
+    Example:
+        >>> from langgraph.store.memory import InMemoryStore
+        >>> memory = ProceduralMemory(InMemoryStore(), MemoryScope("bob"))
+        >>> _ = memory.register_strategy("small-commits", "Commit in small steps",
+        ...                              conditions="refactoring", procedure="commit often")
+        >>> memory.update_strategy_outcome("small-commits", success=True).success_count
+        1
+        >>> memory.set_preference("language", "python"); memory.get_preferences()
+        {'language': 'python'}
+    """
+
+    def __init__(
+        self,
+        store: BaseStore,
+        scope: MemoryScope,
+        *,
+        config: ProceduralConfig | None = None,
+        clock: Callable[[], datetime] | None = None,
+    ) -> None:
+        if not isinstance(store, BaseStore):
+            raise ConfigurationError(
+                f"store must be a langgraph BaseStore, got {type(store).__name__}"
+            )
+        if not isinstance(scope, MemoryScope):
+            raise ConfigurationError(f"scope must be a MemoryScope, got {type(scope).__name__}")
+        self.store = store
+        self.scope = scope
+        self.config = config or ProceduralConfig()
+        self._clock = clock or utcnow
+        self.tools_namespace = scope.namespace("procedural", "tool_uses")
+        self.strategies_namespace = scope.namespace("procedural", "strategies")
+        self.outcomes_namespace = scope.namespace("procedural", "strategy_outcomes")
+        self.preferences_namespace = scope.namespace("procedural", "preferences")
+
+    def _now(self) -> datetime:
+        return ensure_aware(self._clock())
+
+    # ------------------------------------------------------------------ plans: tools
+
+    def _record_tool_plan(self, record: ToolUsageRecord | dict[str, Any]) -> Plan[ToolUsageRecord]:
+        rec = validate_model(ToolUsageRecord, record, "tool usage record")
+        put = PutOp(self.tools_namespace, rec.record_id, tool_event_value(rec), index=False)
+        yield StoreOps((put,))
+        return rec
+
+    def _guidance(self, tool_name: str, values: list[dict[str, Any]]) -> ToolGuidance:
+        return aggregate_tool_events(
+            tool_name,
+            values,
+            max_errors=self.config.max_common_errors,
+            pattern_min_frequency=self.config.pattern_min_frequency,
+        )
+
+    def _guidance_plan(self, tool_name: str) -> Plan[ToolGuidance]:
+        name = _name(tool_name, "tool_name")
+        items = yield from search_all(self.tools_namespace, [{"tool_name": {"$eq": name}}])
+        return self._guidance(name, [i.value for i in items])
+
+    def _all_guidance_plan(self) -> Plan[list[ToolGuidance]]:
+        items = yield from search_all(self.tools_namespace, [None])
+        by_tool: dict[str, list[dict[str, Any]]] = {}
+        for item in items:
+            by_tool.setdefault(item.value["tool_name"], []).append(item.value)
+        return [self._guidance(name, values) for name, values in sorted(by_tool.items())]
+
+    # ------------------------------------------------------------------ plans: strategies
+
+    def _register_plan(
+        self, name: str, description: str, conditions: str, procedure: str
+    ) -> Plan[Strategy]:
+        strategy = validate_model(
+            Strategy,
+            {
+                "name": name,
+                "description": description,
+                "conditions": conditions,
+                "procedure": procedure,
+                "created_at": self._now(),
+            },
+            "strategy",
+        )
+        key = strategy_key(strategy.name)
+        put = PutOp(self.strategies_namespace, key, strategy_value(strategy), index=["text"])
+        yield StoreOps((put,))
+        (strategy,) = yield from self._with_counts([strategy])
+        return strategy
+
+    def _with_counts(self, strategies: list[Strategy]) -> Plan[list[Strategy]]:
+        filters = [{"strategy_key": {"$eq": strategy_key(s.name)}} for s in strategies]
+        outcomes = yield from paginate(self.outcomes_namespace, filters)
+        return [
+            apply_strategy_outcomes(s, (i.value for i in items))
+            for s, items in zip(strategies, outcomes, strict=True)
+        ]
+
+    def _get_strategy_plan(self, name: str) -> Plan[Strategy | None]:
+        key = strategy_key(_name(name, "strategy name"))
+        (item,) = yield StoreOps((GetOp(self.strategies_namespace, key),))
+        if item is None:
+            return None
+        (strategy,) = yield from self._with_counts([strategy_from_value(item.value)])
+        return strategy
+
+    def _outcome_plan(self, name: str, success: bool) -> Plan[Strategy]:
+        if not isinstance(success, bool):
+            raise InvalidInputError(f"success is {success!r}: pass True or False")
+        key = strategy_key(_name(name, "strategy name"))
+        (item,) = yield StoreOps((GetOp(self.strategies_namespace, key),))
+        if item is None:
+            raise InvalidInputError(
+                f"strategy {name!r} is not registered: call register_strategy first"
+            )
+        now = self._now()
+        event = {
+            "strategy_key": key,
+            "success": success,
+            "ts": to_epoch(now),
+            "timestamp": now.isoformat(),
+        }
+        yield StoreOps((PutOp(self.outcomes_namespace, uuid.uuid4().hex, event, index=False),))
+        (strategy,) = yield from self._with_counts([strategy_from_value(item.value)])
+        return strategy
+
+    def _scored(self, strategy: Strategy, relevance: float | None) -> ScoredStrategy:
+        w_rel, w_conf = self.config.relevance_weight, self.config.confidence_weight
+        if relevance is None:  # no context: confidence alone
+            w_rel, relevance = 0.0, 0.0
+        total = (w_rel * relevance + w_conf * strategy.confidence) / ((w_rel + w_conf) or 1.0)
+        return ScoredStrategy(strategy, relevance, strategy.confidence, total)
+
+    def _applicable_plan(
+        self, context: str | None, top_k: int, min_confidence: float, min_relevance: float
+    ) -> Plan[list[ScoredStrategy]]:
+        if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
+            raise InvalidInputError(f"top_k is {top_k!r}: use a whole number >= 1")
+        text = _context_text(context)
+        items: list[SearchItem]
+        if text is None:
+            items = yield from search_all(self.strategies_namespace, [None])
+        else:
+            limit = max(top_k * 4, 20)
+            (found,) = yield StoreOps((SearchOp(self.strategies_namespace, None, limit, 0, text),))
+            items = list(found)
+        strategies = yield from self._with_counts([strategy_from_value(i.value) for i in items])
+        relevances: list[float | None] = [None] * len(items)
+        if text is not None:
+            relevances = list(
+                relevance_scores([i.score for i in items], self.config.relevance_scale)
+            )
+        scored = [self._scored(s, r) for s, r in zip(strategies, relevances, strict=True)]
+        kept = [
+            s
+            for s in scored
+            if s.confidence >= min_confidence and (text is None or s.relevance >= min_relevance)
+        ]
+        kept.sort(key=lambda s: (s.score, s.confidence), reverse=True)
+        return kept[:top_k]
+
+    # ------------------------------------------------------------------ plans: preferences
+
+    def _set_preference_plan(self, key: str, value: Any) -> Plan[None]:
+        name = _name(key, "preference key")
+        now = self._now()
+        stored = {"key": name, "value": value, "updated_at": now.isoformat()}
+        yield StoreOps((PutOp(self.preferences_namespace, name, stored, index=False),))
+
+    def _delete_preference_plan(self, key: str) -> Plan[None]:
+        yield StoreOps((PutOp(self.preferences_namespace, _name(key, "preference key"), None),))
+
+    def _preferences_plan(self) -> Plan[dict[str, Any]]:
+        items = yield from search_all(self.preferences_namespace, [None])
+        return {i.value["key"]: i.value["value"] for i in sorted(items, key=lambda i: i.key)}
+
+    # ------------------------------------------------------------------ plans: injection
+
+    def _warning(self, g: ToolGuidance) -> str:
+        line = f"- {g.tool_name}: {g.failure_rate:.0%} failure rate over {g.total_uses} uses"
+        if g.last_success is False and g.last_error:
+            line += f"; last call failed: {g.last_error}"
+        elif g.common_errors:
+            line += f"; most common error: {g.common_errors[0].signature}"
+        if g.last_success is False and g.last_hint:
+            line += f" (hint: {g.last_hint})"
+        return line
+
+    def _needs_warning(self, g: ToolGuidance) -> bool:
+        c = self.config
+        frequent = g.failures >= c.warn_min_failures and g.failure_rate >= c.warn_failure_rate
+        return frequent or g.last_success is False
+
+    def _injection_plan(self, context: str | None) -> Plan[str]:
+        c = self.config
+        scored = yield from self._applicable_plan(
+            context, max(c.max_injected_strategies * 4, 20), c.inject_min_confidence, 0.0
+        )
+        strategies = [
+            s.strategy for s in scored if s.strategy.success_count >= c.inject_min_successes
+        ][: c.max_injected_strategies]
+        guidance = yield from self._all_guidance_plan()
+        warned = [g for g in guidance if self._needs_warning(g)]
+        warned.sort(
+            key=lambda g: (g.last_success is False, to_epoch(g.last_used) if g.last_used else 0.0),
+            reverse=True,
+        )
+        preferences = yield from self._preferences_plan()
+        sections: list[str] = []
+        if strategies:
+            sections.append("Learned strategies:")
+            sections.extend(
+                f"- {s.name} (confidence: {s.confidence:.0%}): {s.description}. "
+                f"Apply when: {s.conditions or 'applicable'}. Procedure: {s.procedure or '-'}"
+                for s in strategies
+            )
+        if warned:
+            sections.append("Tool usage warnings:")
+            sections.extend(self._warning(g) for g in warned[: c.max_tool_warnings])
+        if preferences:
+            sections.append("User preferences:")
+            sections.extend(f"- {k}: {v}" for k, v in preferences.items())
+        return "\n".join(sections)
+
+    # ------------------------------------------------------------------ public API
+
+    def record_tool_use(self, record: ToolUsageRecord | dict[str, Any]) -> ToolUsageRecord:
+        """Store one tool use (secrets redacted); returns the record as stored.
+
+        Raises:
+            InvalidInputError: The record is invalid (e.g. empty tool name,
+                negative time); nothing was stored.
+        """
+        return run_plan(self.store, self._record_tool_plan(record))
+
+    async def arecord_tool_use(self, record: ToolUsageRecord | dict[str, Any]) -> ToolUsageRecord:
+        """Async twin of :meth:`record_tool_use`."""
+        return await arun_plan(self.store, self._record_tool_plan(record))
+
+    def get_tool_guidance(self, tool_name: str) -> ToolGuidance:
+        """Success rate, average time, common normalised errors and parameter patterns."""
+        return run_plan(self.store, self._guidance_plan(tool_name))
+
+    async def aget_tool_guidance(self, tool_name: str) -> ToolGuidance:
+        """Async twin of :meth:`get_tool_guidance`."""
+        return await arun_plan(self.store, self._guidance_plan(tool_name))
+
+    def get_all_tool_guidance(self) -> list[ToolGuidance]:
+        """Guidance for every tool used in this scope, by tool name."""
+        return run_plan(self.store, self._all_guidance_plan())
+
+    async def aget_all_tool_guidance(self) -> list[ToolGuidance]:
+        """Async twin of :meth:`get_all_tool_guidance`."""
+        return await arun_plan(self.store, self._all_guidance_plan())
+
+    def register_strategy(
+        self, name: str, description: str, conditions: str = "", procedure: str = ""
+    ) -> Strategy:
+        """Register (or redefine) a strategy; its recorded outcomes are kept."""
+        return run_plan(self.store, self._register_plan(name, description, conditions, procedure))
+
+    async def aregister_strategy(
+        self, name: str, description: str, conditions: str = "", procedure: str = ""
+    ) -> Strategy:
+        """Async twin of :meth:`register_strategy`."""
+        plan = self._register_plan(name, description, conditions, procedure)
+        return await arun_plan(self.store, plan)
+
+    def get_strategy(self, name: str) -> Strategy | None:
+        """A strategy with its counts, or ``None``."""
+        return run_plan(self.store, self._get_strategy_plan(name))
+
+    async def aget_strategy(self, name: str) -> Strategy | None:
+        """Async twin of :meth:`get_strategy`."""
+        return await arun_plan(self.store, self._get_strategy_plan(name))
+
+    def update_strategy_outcome(self, name: str, success: bool) -> Strategy:
+        """Record one outcome of a strategy; returns it with its new counts.
+
+        Raises:
+            InvalidInputError: The strategy is not registered.
+        """
+        return run_plan(self.store, self._outcome_plan(name, success))
+
+    async def aupdate_strategy_outcome(self, name: str, success: bool) -> Strategy:
+        """Async twin of :meth:`update_strategy_outcome`."""
+        return await arun_plan(self.store, self._outcome_plan(name, success))
+
+    def get_applicable_strategies(
+        self,
+        context: str | None,
+        *,
+        top_k: int = 5,
+        min_confidence: float = 0.0,
+        min_relevance: float = 0.0,
+    ) -> list[ScoredStrategy]:
+        """Strategies for ``context``, ranked by relevance to it and by confidence.
+
+        Without a context (``None`` or blank), every strategy ranks by confidence.
+        """
+        plan = self._applicable_plan(context, top_k, min_confidence, min_relevance)
+        return run_plan(self.store, plan)
+
+    async def aget_applicable_strategies(
+        self,
+        context: str | None,
+        *,
+        top_k: int = 5,
+        min_confidence: float = 0.0,
+        min_relevance: float = 0.0,
+    ) -> list[ScoredStrategy]:
+        """Async twin of :meth:`get_applicable_strategies`."""
+        plan = self._applicable_plan(context, top_k, min_confidence, min_relevance)
+        return await arun_plan(self.store, plan)
+
+    def set_preference(self, key: str, value: Any) -> None:
+        """Set a user preference (JSON-serialisable value); the last write wins."""
+        run_plan(self.store, self._set_preference_plan(key, value))
+
+    async def aset_preference(self, key: str, value: Any) -> None:
+        """Async twin of :meth:`set_preference`."""
+        await arun_plan(self.store, self._set_preference_plan(key, value))
+
+    def delete_preference(self, key: str) -> None:
+        """Forget a preference (no error if it is absent)."""
+        run_plan(self.store, self._delete_preference_plan(key))
+
+    async def adelete_preference(self, key: str) -> None:
+        """Async twin of :meth:`delete_preference`."""
+        await arun_plan(self.store, self._delete_preference_plan(key))
+
+    def get_preferences(self) -> dict[str, Any]:
+        """Every preference, by key."""
+        return run_plan(self.store, self._preferences_plan())
+
+    async def aget_preferences(self) -> dict[str, Any]:
+        """Async twin of :meth:`get_preferences`."""
+        return await arun_plan(self.store, self._preferences_plan())
+
+    def get_context_injection(self, context: str | None = None) -> str:
+        """Learned strategies (relevant to ``context`` if given), tool warnings and preferences.
+
+        Returns ``""`` when there is nothing to say.
+        """
+        return run_plan(self.store, self._injection_plan(context))
+
+    async def aget_context_injection(self, context: str | None = None) -> str:
+        """Async twin of :meth:`get_context_injection`."""
+        return await arun_plan(self.store, self._injection_plan(context))

@@ -1,0 +1,256 @@
+"""Relevance + recency + importance ranking (as in Generative Agents), explained per item.
+
+Each component is a number in ``[0, 1]``:
+
+* **relevance**: the store's similarity score made comparable across stores.
+  Stores score differently (cosine in ``[-1, 1]``, BM25 unbounded, reciprocal rank
+  fusion around ``0.03``), so by default (``relevance_scale="relative"``) each
+  score is divided by the best score among the candidates: the best match gets 1.
+  With ``"absolute"`` the score is taken as a cosine similarity and clipped to
+  ``[0, 1]`` (below zero means unrelated);
+* **recency**: ``0.5 ** (age_hours / half_life_hours)``: 1 now, 0.5 after one
+  half-life, 0.25 after two;
+* **importance**: as given by the memory (an episode's reflection, a fact's
+  confidence), clipped to ``[0, 1]``.
+
+The total is the weighted mean ``sum(w_i * c_i) / sum(w_i)``, so it stays in
+``[0, 1]`` and a caller can read how much each component contributed from the
+:class:`ScoreBreakdown`. Pure functions, no I/O: any tier can use them.
+
+Example:
+    >>> from datetime import datetime, timedelta, timezone
+    >>> now = datetime(2026, 1, 8, tzinfo=timezone.utc)
+    >>> config = RankingConfig(recency_half_life_hours=24 * 7)
+    >>> relevance_scores([0.4, 0.2], "relative")
+    [1.0, 0.5]
+    >>> s = score_item(0.8, now - timedelta(days=7), 0.5, now=now, config=config)
+    >>> (round(s.relevance, 2), round(s.recency, 2), round(s.total, 3))
+    (0.8, 0.5, 0.6)
+    >>> s.explain()
+    '0.600 = (1.0*relevance 0.800 + 1.0*recency 0.500 + 1.0*importance 0.500) / 3.0'
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Literal, TypeVar
+
+from langchain_tiered_memory.errors import ConfigurationError
+from langchain_tiered_memory.types import ensure_aware
+
+__all__ = [
+    "RankingConfig",
+    "RelevanceScale",
+    "ScoreBreakdown",
+    "rank",
+    "rank_candidates",
+    "recency_score",
+    "relevance_from_similarity",
+    "relevance_scores",
+    "score_item",
+]
+
+T = TypeVar("T")
+
+RelevanceScale = Literal["relative", "absolute"]
+"""How store scores become relevance: divided by the best candidate, or clipped cosine."""
+
+
+@dataclass(frozen=True)
+class RankingConfig:
+    """Weights of the three components and the recency half-life.
+
+    Args:
+        relevance_weight: Weight of similarity to the query (>= 0).
+        recency_weight: Weight of how recent the memory is (>= 0).
+        importance_weight: Weight of the memory's importance (>= 0).
+        recency_half_life_hours: Age at which recency falls to 0.5 (> 0).
+        relevance_scale: ``"relative"`` (divide by the best candidate's score; works
+            with any store's scores) or ``"absolute"`` (a cosine, clipped to [0, 1]).
+
+    Raises:
+        ConfigurationError: A weight is negative or not finite, all weights
+            are zero, or the half-life is not positive.
+
+    Example:
+        >>> RankingConfig(recency_weight=0.0).weights
+        (1.0, 0.0, 1.0)
+    """
+
+    relevance_weight: float = 1.0
+    recency_weight: float = 1.0
+    importance_weight: float = 1.0
+    recency_half_life_hours: float = 24.0 * 7
+    relevance_scale: RelevanceScale = "relative"
+
+    def __post_init__(self) -> None:
+        if self.relevance_scale not in ("relative", "absolute"):
+            raise ConfigurationError(
+                f"relevance_scale is {self.relevance_scale!r}: use 'relative' or 'absolute'"
+            )
+        for name, weight in zip(
+            ("relevance_weight", "recency_weight", "importance_weight"), self.weights, strict=True
+        ):
+            if not math.isfinite(weight) or weight < 0:
+                raise ConfigurationError(f"{name} is {weight!r}: use a finite number >= 0")
+        if sum(self.weights) <= 0:
+            raise ConfigurationError(
+                "all ranking weights are zero: give at least one of relevance_weight, "
+                "recency_weight, importance_weight a positive value"
+            )
+        hl = self.recency_half_life_hours
+        if not math.isfinite(hl) or hl <= 0:
+            raise ConfigurationError(
+                f"recency_half_life_hours is {hl!r}: use a positive number of hours, e.g. 168"
+            )
+
+    @property
+    def weights(self) -> tuple[float, float, float]:
+        """``(relevance, recency, importance)`` weights."""
+        return (self.relevance_weight, self.recency_weight, self.importance_weight)
+
+
+@dataclass(frozen=True)
+class ScoreBreakdown:
+    """How one item's score was made; every component is in ``[0, 1]``.
+
+    Attributes:
+        relevance: Similarity to the query, scaled to ``[0, 1]`` (see ``relevance_scale``).
+        recency: ``0.5 ** (age / half-life)``.
+        importance: The item's importance.
+        total: The weighted mean of the three; items rank by it.
+        weights: ``(relevance, recency, importance)`` weights used.
+        raw_similarity: The store's score before clipping (``None``: no query).
+    """
+
+    relevance: float
+    recency: float
+    importance: float
+    total: float
+    weights: tuple[float, float, float]
+    raw_similarity: float | None = None
+
+    def contributions(self) -> dict[str, float]:
+        """Each component's share of :attr:`total` (they sum to ``total``)."""
+        denom = sum(self.weights)
+        parts = (self.relevance, self.recency, self.importance)
+        names = ("relevance", "recency", "importance")
+        return {n: w * c / denom for n, w, c in zip(names, self.weights, parts, strict=True)}
+
+    def explain(self) -> str:
+        """A one-line formula a person can check."""
+        w_rel, w_rec, w_imp = self.weights
+        return (
+            f"{self.total:.3f} = ({w_rel}*relevance {self.relevance:.3f} + "
+            f"{w_rec}*recency {self.recency:.3f} + {w_imp}*importance {self.importance:.3f})"
+            f" / {sum(self.weights)}"
+        )
+
+
+def _clip(value: float) -> float:
+    if math.isnan(value):
+        return 0.0
+    return min(1.0, max(0.0, value))
+
+
+def relevance_from_similarity(similarity: float | None) -> float:
+    """Map a cosine similarity to ``[0, 1]`` by clipping; ``None`` (no query) gives 0."""
+    return 0.0 if similarity is None else _clip(float(similarity))
+
+
+def relevance_scores(
+    similarities: Sequence[float | None], scale: RelevanceScale = "relative"
+) -> list[float]:
+    """Relevance in ``[0, 1]`` for each candidate's store score (``None`` gives 0).
+
+    ``"relative"`` divides by the best positive score of the candidates (all zero
+    if none is positive); ``"absolute"`` clips each score as a cosine similarity.
+    """
+    if scale == "absolute":
+        return [relevance_from_similarity(s) for s in similarities]
+    best = max((float(s) for s in similarities if s is not None), default=0.0)
+    if best <= 0 or math.isnan(best):
+        return [0.0 for _ in similarities]
+    return [0.0 if s is None else _clip(float(s) / best) for s in similarities]
+
+
+def recency_score(timestamp: datetime, now: datetime, half_life_hours: float) -> float:
+    """``0.5 ** (age_hours / half_life_hours)``; a future timestamp counts as now."""
+    age_hours = (ensure_aware(now) - ensure_aware(timestamp)).total_seconds() / 3600.0
+    return float(0.5 ** (max(0.0, age_hours) / half_life_hours))
+
+
+def score_item(
+    relevance: float,
+    timestamp: datetime,
+    importance: float,
+    *,
+    now: datetime,
+    config: RankingConfig,
+    raw_similarity: float | None = None,
+) -> ScoreBreakdown:
+    """Score one item from its relevance (already in ``[0, 1]``, see :func:`relevance_scores`).
+
+    See the module docstring for the formula.
+    """
+    rel = _clip(float(relevance))
+    rec = recency_score(timestamp, now, config.recency_half_life_hours)
+    imp = _clip(float(importance))
+    weights = config.weights
+    total = (weights[0] * rel + weights[1] * rec + weights[2] * imp) / sum(weights)
+    return ScoreBreakdown(
+        relevance=rel,
+        recency=rec,
+        importance=imp,
+        total=total,
+        weights=weights,
+        raw_similarity=None if raw_similarity is None else float(raw_similarity),
+    )
+
+
+def rank(
+    items: Iterable[T], breakdown: Callable[[T], ScoreBreakdown]
+) -> list[tuple[T, ScoreBreakdown]]:
+    """Pair each item with its breakdown, highest total first (stable for ties)."""
+    scored = [(item, breakdown(item)) for item in items]
+    scored.sort(key=lambda pair: pair[1].total, reverse=True)
+    return scored
+
+
+def rank_candidates(
+    candidates: Sequence[T],
+    *,
+    similarity: Callable[[T], float | None],
+    timestamp: Callable[[T], datetime],
+    importance: Callable[[T], float],
+    now: datetime,
+    config: RankingConfig,
+) -> list[tuple[T, ScoreBreakdown]]:
+    """Score a candidate set (relevance scaled across it) and rank it, best first.
+
+    Example:
+        >>> from datetime import datetime, timezone
+        >>> now = datetime(2026, 1, 1, tzinfo=timezone.utc)
+        >>> ranked = rank_candidates(["a", "b"], similarity={"a": 0.2, "b": 0.4}.get,
+        ...                          timestamp=lambda _: now, importance=lambda _: 0.5,
+        ...                          now=now, config=RankingConfig())
+        >>> [(c, round(s.relevance, 2)) for c, s in ranked]
+        [('b', 1.0), ('a', 0.5)]
+    """
+    sims = [similarity(c) for c in candidates]
+    rels = relevance_scores(sims, config.relevance_scale)
+    ranked = rank(
+        range(len(candidates)),
+        lambda i: score_item(
+            rels[i],
+            timestamp(candidates[i]),
+            importance(candidates[i]),
+            now=now,
+            config=config,
+            raw_similarity=sims[i],
+        ),
+    )
+    return [(candidates[i], s) for i, s in ranked]

@@ -1,0 +1,190 @@
+"""Plumbing shared by the episodic and procedural tiers: plans, pagination, time encoding.
+
+A tier operation is written once, as a *plan*: a generator that yields effects
+(a batch of ``BaseStore`` operations, or a call such as an LLM request) and
+receives their results. :func:`run_plan` executes a plan with ``store.batch``
+and plain calls; :func:`arun_plan` with ``await store.abatch`` and awaited calls.
+So every sync method and its async twin share all their logic; only the driver
+differs. An exception raised by an effect is thrown back into the plan, which
+may handle it (a failed reflection is recorded, not lost) or let it propagate.
+
+Example:
+    >>> from langgraph.store.base import GetOp, PutOp
+    >>> from langgraph.store.memory import InMemoryStore
+    >>> def plan():
+    ...     yield StoreOps((PutOp(("ns",), "k", {"v": 1}),))
+    ...     (item,) = yield StoreOps((GetOp(("ns",), "k"),))
+    ...     return item.value["v"]
+    >>> run_plan(InMemoryStore(), plan())
+    1
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Generator, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any, TypeAlias, TypeVar, cast
+
+from langgraph.store.base import BaseStore, Op, Result, SearchItem, SearchOp
+from pydantic import BaseModel, ValidationError
+
+from langchain_tiered_memory.errors import InvalidInputError
+from langchain_tiered_memory.types import Namespace, ensure_aware
+
+__all__ = [
+    "Call",
+    "Effect",
+    "Plan",
+    "StoreOps",
+    "arun_plan",
+    "from_epoch",
+    "paginate",
+    "run_plan",
+    "search_all",
+    "to_epoch",
+    "validate_model",
+]
+
+T = TypeVar("T")
+M = TypeVar("M", bound=BaseModel)
+
+PAGE_SIZE = 500
+"""Items fetched per search page when a plan reads every match of a filter."""
+
+
+@dataclass(frozen=True)
+class StoreOps:
+    """Effect: run these operations in one ``batch`` / ``abatch`` call; receive the results."""
+
+    ops: tuple[Op, ...]
+
+
+@dataclass(frozen=True)
+class Call:
+    """Effect: call ``sync()`` (sync driver) or ``await async_()`` (async driver)."""
+
+    sync: Callable[[], Any]
+    async_: Callable[[], Awaitable[Any]]
+
+
+Effect: TypeAlias = StoreOps | Call
+Plan: TypeAlias = Generator[Effect, Any, T]
+"""A generator yielding effects, receiving their results, returning ``T``."""
+
+
+@dataclass(frozen=True)
+class _Done:
+    value: Any
+
+
+def _advance(plan: Plan[Any], value: Any, error: BaseException | None) -> Effect | _Done:
+    try:
+        return plan.throw(error) if error is not None else plan.send(value)
+    except StopIteration as stop:
+        return _Done(stop.value)
+
+
+def run_plan(store: BaseStore, plan: Plan[T]) -> T:
+    """Execute ``plan`` synchronously against ``store``."""
+    step = _advance(plan, None, None)
+    while not isinstance(step, _Done):
+        value: Any = None
+        error: BaseException | None = None
+        try:
+            value = store.batch(step.ops) if isinstance(step, StoreOps) else step.sync()
+        except Exception as exc:  # handed to the plan, which decides
+            error = exc
+        step = _advance(plan, value, error)
+    return step.value  # type: ignore[no-any-return]
+
+
+async def arun_plan(store: BaseStore, plan: Plan[T]) -> T:
+    """Execute ``plan`` asynchronously against ``store``."""
+    step = _advance(plan, None, None)
+    while not isinstance(step, _Done):
+        value: Any = None
+        error: BaseException | None = None
+        try:
+            if isinstance(step, StoreOps):
+                value = await store.abatch(step.ops)
+            else:
+                value = await step.async_()
+        except Exception as exc:  # handed to the plan, which decides
+            error = exc
+        step = _advance(plan, value, error)
+    return step.value  # type: ignore[no-any-return]
+
+
+def paginate(
+    namespace: Namespace,
+    filters: Sequence[dict[str, Any] | None],
+    *,
+    page_size: int = PAGE_SIZE,
+) -> Plan[list[list[SearchItem]]]:
+    """Read every item matching each filter (no query), one batch per page round.
+
+    The filtering runs in the store; this only walks the pages. One filter per
+    result list, so several filters (an OR of conditions) share round trips.
+    """
+    results: list[list[SearchItem]] = [[] for _ in filters]
+    open_ix = list(range(len(filters)))
+    offset = 0
+    while open_ix:
+        ops = tuple(SearchOp(namespace, filters[i], page_size, offset) for i in open_ix)
+        pages: list[Result] = yield StoreOps(ops)
+        still_open = []
+        for i, page in zip(open_ix, pages, strict=True):
+            items = cast("list[SearchItem]", page or [])
+            results[i].extend(items)
+            if len(items) == page_size:
+                still_open.append(i)
+        open_ix = still_open
+        offset += page_size
+    return results
+
+
+def search_all(
+    namespace: Namespace, filters: Sequence[dict[str, Any] | None], *, page_size: int = PAGE_SIZE
+) -> Plan[list[SearchItem]]:
+    """Like :func:`paginate`, merged into one list without duplicate keys (an OR)."""
+    pages = yield from paginate(namespace, filters, page_size=page_size)
+    seen: set[str] = set()
+    merged: list[SearchItem] = []
+    for items in pages:
+        for item in items:
+            if item.key not in seen:
+                seen.add(item.key)
+                merged.append(item)
+    return merged
+
+
+def to_epoch(value: datetime) -> float:
+    """Seconds since the epoch, the numeric form range filters compare."""
+    return ensure_aware(value).timestamp()
+
+
+def from_epoch(seconds: float) -> datetime:
+    """The aware UTC datetime of ``seconds`` since the epoch."""
+    return datetime.fromtimestamp(seconds, tz=timezone.utc)
+
+
+def validate_model(cls: type[M], value: M | dict[str, Any], what: str) -> M:
+    """A validated copy of ``value`` (an instance of ``cls`` or a dict of its fields).
+
+    Raises:
+        InvalidInputError: A field is invalid (the message lists which and why);
+            the caller has stored nothing yet.
+    """
+    try:
+        data = value.model_dump() if isinstance(value, BaseModel) else dict(value)
+        return cls.model_validate(data)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc']) or what}: {err['msg']}" for err in exc.errors()
+        )
+        raise InvalidInputError(f"invalid {what}, nothing was stored: {problems}") from exc
+    except (TypeError, ValueError) as exc:
+        raise InvalidInputError(
+            f"{what} must be a {cls.__name__} or a dict of its fields, got {type(value).__name__}"
+        ) from exc

@@ -1,0 +1,249 @@
+"""One user's memory: every tier scoped to that user, and the context assembler.
+
+Obtained from :meth:`TieredMemory.for_user`; every read and write made through
+it is scoped to that user (and agent, if one was given).
+
+Example:
+    >>> from langchain_tiered_memory import TieredMemory
+    >>> from langgraph.store.memory import InMemoryStore
+    >>> memory = TieredMemory(InMemoryStore())
+    >>> alice = memory.for_user("alice")
+    >>> _ = alice.remember("I'm allergic to shellfish.")
+    >>> "shellfish" in alice.build_memory_context("Dinner ideas?", token_budget=300).text
+    True
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from langchain_tiered_memory.assembly.assembler import AssemblyConfig, ContextAssembler
+from langchain_tiered_memory.assembly.items import MemoryContext, MemoryItem
+from langchain_tiered_memory.consolidation.consolidator import (
+    ConsolidationReport,
+    MemoryConsolidator,
+    ProgressCallback,
+)
+from langchain_tiered_memory.consolidation.trash import MemoryTrash
+from langchain_tiered_memory.errors import InvalidInputError
+from langchain_tiered_memory.tiers.episodic import EpisodicMemory
+from langchain_tiered_memory.tiers.episodic_models import Episode
+from langchain_tiered_memory.tiers.procedural import ProceduralMemory
+from langchain_tiered_memory.tiers.procedural_models import ToolUsageRecord
+from langchain_tiered_memory.tiers.scope import MemoryScope
+from langchain_tiered_memory.tiers.semantic import SemanticMemory
+from langchain_tiered_memory.tiers.semantic_results import RememberResult
+from langchain_tiered_memory.writeback_handlers import episode_op, remember_op, tool_use_op
+from langchain_tiered_memory.writeback_ops import WriteReceipt
+
+if TYPE_CHECKING:
+    from langchain_tiered_memory.memory import TieredMemory
+
+__all__ = ["ForgetResult", "UserMemory"]
+
+
+@dataclass(frozen=True)
+class ForgetResult:
+    """What :meth:`UserMemory.forget` moved to the trash."""
+
+    forgotten: list[MemoryItem]
+
+    def __bool__(self) -> bool:
+        return bool(self.forgotten)
+
+
+class UserMemory:
+    """All tiers of one user (and optional agent), plus context assembly.
+
+    Attributes:
+        scope: Whose memory this is.
+        episodic: Episodes: trajectories, outcomes, reflections.
+        semantic: Entities and facts.
+        procedural: Tool statistics, strategies, preferences.
+        trash: Soft-deleted memories and the audit trail.
+    """
+
+    def __init__(
+        self,
+        owner: TieredMemory,
+        scope: MemoryScope,
+        *,
+        clock: Callable[[], datetime],
+        assembly: AssemblyConfig,
+    ) -> None:
+        self.owner = owner
+        self.scope = scope
+        store = owner.store
+        self.episodic = EpisodicMemory(store, scope, config=owner.episodic_config, clock=clock)
+        self.semantic = SemanticMemory(
+            store, scope, llm=owner.llm, clock=clock, config=owner.semantic_config
+        )
+        self.procedural = ProceduralMemory(
+            store, scope, config=owner.procedural_config, clock=clock
+        )
+        self.trash = MemoryTrash(store, scope, clock=clock)
+        self.assembler = ContextAssembler(
+            episodic=self.episodic,
+            semantic=self.semantic,
+            procedural=self.procedural,
+            counter=owner.token_counter,
+            entity_id=scope.user_id,
+            config=assembly,
+            on_error=lambda name, exc: owner._record_error(f"retrieval.{name}", exc),
+        )
+
+    @property
+    def _facts_ns(self) -> tuple[str, ...]:
+        return self.scope.namespace("semantic", "facts")
+
+    @property
+    def user_id(self) -> str:
+        """The (normalised) user id."""
+        return self.scope.user_id
+
+    def __repr__(self) -> str:
+        return f"UserMemory(user_id={self.scope.user_id!r}, agent_id={self.scope.agent_id!r})"
+
+    # -- context -------------------------------------------------------------------
+
+    def build_memory_context(self, query: str, token_budget: int = 2000) -> MemoryContext:
+        """Assemble the memory injection for ``query`` within ``token_budget`` tokens."""
+        return self.assembler.build(query, token_budget)
+
+    async def abuild_memory_context(self, query: str, token_budget: int = 2000) -> MemoryContext:
+        """Async twin of :meth:`build_memory_context`."""
+        return await self.assembler.abuild(query, token_budget)
+
+    # -- convenience writes ---------------------------------------------------------
+
+    def remember(self, text: str, source_episode_id: str | None = None) -> RememberResult:
+        """Extract facts from what the user said and store them (cheap path first)."""
+        return self.semantic.remember_from_text(text, source_episode_id)
+
+    async def aremember(self, text: str, source_episode_id: str | None = None) -> RememberResult:
+        """Async twin of :meth:`remember`."""
+        return await self.semantic.aremember_from_text(text, source_episode_id)
+
+    # -- write-back off the hot path ---------------------------------------------------
+
+    def queue_episode(self, episode: Episode) -> WriteReceipt | None:
+        """Record ``episode`` through the durable writer (directly when there is none)."""
+        writer = self.owner.writer
+        if writer is None:
+            self.episodic.record(episode)
+            return None
+        return writer.submit(episode_op(self.scope, episode.model_dump(mode="json")))
+
+    async def aqueue_episode(self, episode: Episode) -> WriteReceipt | None:
+        """Async twin of :meth:`queue_episode`."""
+        writer = self.owner.writer
+        if writer is None:
+            await self.episodic.arecord(episode)
+            return None
+        return await writer.asubmit(episode_op(self.scope, episode.model_dump(mode="json")))
+
+    def queue_remember(
+        self, text: str, source_episode_id: str | None = None
+    ) -> WriteReceipt | None:
+        """Extract and store facts from ``text`` through the durable writer."""
+        writer = self.owner.writer
+        if writer is None:
+            self.remember(text, source_episode_id)
+            return None
+        return writer.submit(remember_op(self.scope, text, source_episode_id))
+
+    async def aqueue_remember(
+        self, text: str, source_episode_id: str | None = None
+    ) -> WriteReceipt | None:
+        """Async twin of :meth:`queue_remember`."""
+        writer = self.owner.writer
+        if writer is None:
+            await self.aremember(text, source_episode_id)
+            return None
+        return await writer.asubmit(remember_op(self.scope, text, source_episode_id))
+
+    def queue_tool_use(self, record: ToolUsageRecord) -> WriteReceipt | None:
+        """Record a tool use through the durable writer (directly when there is none)."""
+        writer = self.owner.writer
+        if writer is None:
+            self.procedural.record_tool_use(record)
+            return None
+        return writer.submit(tool_use_op(self.scope, record.model_dump(mode="json")))
+
+    async def aqueue_tool_use(self, record: ToolUsageRecord) -> WriteReceipt | None:
+        """Async twin of :meth:`queue_tool_use`."""
+        writer = self.owner.writer
+        if writer is None:
+            await self.procedural.arecord_tool_use(record)
+            return None
+        return await writer.asubmit(tool_use_op(self.scope, record.model_dump(mode="json")))
+
+    # -- consolidation -----------------------------------------------------------------
+
+    def consolidate(self, progress: ProgressCallback | None = None) -> ConsolidationReport:
+        """Run a consolidation pass (extract, learn, merge, forget); resumable."""
+        return MemoryConsolidator(self).consolidate(progress)
+
+    async def aconsolidate(self, progress: ProgressCallback | None = None) -> ConsolidationReport:
+        """Async twin of :meth:`consolidate`."""
+        return await MemoryConsolidator(self).aconsolidate(progress)
+
+    # -- search and forget (also the agent's memory tools) ---------------------------
+
+    @staticmethod
+    def _search_items(ctx: MemoryContext, top_k: int) -> list[MemoryItem]:
+        items = sorted(ctx.items + [d.item for d in ctx.dropped], key=lambda i: -i.score)
+        return items[:top_k]
+
+    def search(self, query: str, top_k: int = 5) -> list[MemoryItem]:
+        """Memories of every tier related to ``query``, best first (no budget applied)."""
+        _check_top_k(top_k)
+        return self._search_items(self.assembler.build(query, token_budget=100_000), top_k)
+
+    async def asearch(self, query: str, top_k: int = 5) -> list[MemoryItem]:
+        """Async twin of :meth:`search`."""
+        _check_top_k(top_k)
+        return self._search_items(await self.assembler.abuild(query, token_budget=100_000), top_k)
+
+    def _forget_targets(self, query: str, hits: list[Any], min_score: float) -> list[Any]:
+        if not isinstance(query, str) or not query.strip():
+            raise InvalidInputError("forget needs a non-empty description of what to forget")
+        return [h for h in hits if h.fact is not None and (h.score or 0.0) >= min_score]
+
+    def forget(self, query: str, *, min_score: float = 0.5, limit: int = 3) -> ForgetResult:
+        """Soft-delete the facts that best match ``query`` (restorable from :attr:`trash`)."""
+        hits = self._forget_targets(
+            query, self.semantic.semantic_search(query, top_k=limit), min_score
+        )
+        forgotten = []
+        for hit in hits:
+            ns, key = self._facts_ns, hit.fact.fact_id
+            if self.trash.soft_delete(ns, key, reason=f"user asked to forget: {query}"):
+                forgotten.append(_fact_to_item(hit))
+        return ForgetResult(forgotten)
+
+    async def aforget(self, query: str, *, min_score: float = 0.5, limit: int = 3) -> ForgetResult:
+        """Async twin of :meth:`forget`."""
+        hits = self._forget_targets(
+            query, await self.semantic.asemantic_search(query, top_k=limit), min_score
+        )
+        forgotten = []
+        for hit in hits:
+            ns, key = self._facts_ns, hit.fact.fact_id
+            if await self.trash.asoft_delete(ns, key, reason=f"user asked to forget: {query}"):
+                forgotten.append(_fact_to_item(hit))
+        return ForgetResult(forgotten)
+
+
+def _fact_to_item(hit: Any) -> MemoryItem:
+    from langchain_tiered_memory.assembly.convert import fact_item
+
+    return fact_item(hit.fact, section="knowledge", score=hit.score or 0.0, breakdown={})
+
+
+def _check_top_k(top_k: int) -> None:
+    if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
+        raise InvalidInputError(f"top_k must be a positive int, got {top_k!r}")
