@@ -159,4 +159,7 @@ def run_isolated(fn: Callable[..., T], *args: Any, isolated: bool = True) -> T:
 def environment() -> str:
     """One line describing the machine, for the table's caption."""
     cpus = os.cpu_count()
-    return f"Python {sys.version.split()[0]}, {cpus} CPUs, {sys.platform}"
+    load = ""
+    if hasattr(os, "getloadavg"):
+        load = f", load average {os.getloadavg()[0]:.1f}"
+    return f"Python {sys.version.split()[0]}, {cpus} CPUs, {sys.platform}{load}"

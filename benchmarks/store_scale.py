@@ -31,6 +31,7 @@ import json
 import shutil
 import sys
 import tempfile
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +40,10 @@ import numpy as np
 if __package__ in (None, ""):  # run as a file: make ``benchmarks`` importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks._common import (  # noqa: E402
+from langchain_core.embeddings import Embeddings
+from langgraph.store.base import BaseStore, PutOp
+
+from benchmarks._common import (
     environment,
     format_table,
     percentile,
@@ -49,8 +53,6 @@ from benchmarks._common import (  # noqa: E402
     stopwatch,
     time_calls,
 )
-from langchain_core.embeddings import Embeddings  # noqa: E402
-from langgraph.store.base import BaseStore, PutOp  # noqa: E402
 
 ENGINES = ("embedded", "client", "inmemory")
 ENGINE_LABELS = {
@@ -204,9 +206,11 @@ def run_engine(engine: str, n: int, config: Config, workdir: str) -> dict[str, A
             stop = min(start + config.batch, n)
             store.batch(
                 [
-                    PutOp(namespace(int(data.namespace_of[i])), f"p{i}", {
-                        "text": f"p{i}", "ts": float(data.ts[i])
-                    })
+                    PutOp(
+                        namespace(int(data.namespace_of[i])),
+                        f"p{i}",
+                        {"text": f"p{i}", "ts": float(data.ts[i])},
+                    )
                     for i in range(start, stop)
                 ]
             )
@@ -227,8 +231,8 @@ def run_engine(engine: str, n: int, config: Config, workdir: str) -> dict[str, A
     for j in range(min(3, n_queries)):  # warm-up, not timed
         search(j, False)
         search(j, True)
-    lat_ns, res_ns = time_calls([lambda j=j: search(j, False) for j in range(n_queries)])
-    lat_time, res_time = time_calls([lambda j=j: search(j, True) for j in range(n_queries)])
+    lat_ns, res_ns = time_calls([partial(search, j, False) for j in range(n_queries)])
+    lat_time, res_time = time_calls([partial(search, j, True) for j in range(n_queries)])
     loaded_rss = rss_mb()
 
     reopen_s = None

@@ -11,7 +11,25 @@ Example:
 
 from __future__ import annotations
 
-from langchain_tiered_memory.assembly import MemoryContext, MemoryItem
+from langchain_tiered_memory.adapters.chat_history import BufferedChatMessageHistory
+from langchain_tiered_memory.assembly import (
+    DroppedItem,
+    MemoryConflictResolver,
+    MemoryContext,
+    MemoryItem,
+)
+from langchain_tiered_memory.assembly.assembler import (
+    AssemblyConfig,
+    ContextAssembler,
+    UnifiedMemoryManager,
+)
+from langchain_tiered_memory.consolidation import (
+    ConsolidationReport,
+    ForgettingPolicy,
+    MemoryConsolidator,
+    MemoryTrash,
+)
+from langchain_tiered_memory.embeddings import LocalEmbeddings
 from langchain_tiered_memory.errors import (
     BackendError,
     ConfigurationError,
@@ -22,10 +40,50 @@ from langchain_tiered_memory.errors import (
     TieredMemoryError,
     TokenBudgetError,
     WriteBackError,
+    WriteBackTimeoutError,
 )
 from langchain_tiered_memory.memory import TieredMemory
-from langchain_tiered_memory.tiers.episodic_models import Episode, Outcome, TrajectoryStep
-from langchain_tiered_memory.tiers.procedural_models import Strategy, ToolUsageRecord
+from langchain_tiered_memory.offline_model import OfflineChatModel, load_chat_model
+from langchain_tiered_memory.stores import QdrantMemoryStore, RetrievalMode
+from langchain_tiered_memory.tiers.episodic import EpisodicConfig, EpisodicMemory
+from langchain_tiered_memory.tiers.episodic_conversations import ConversationIndex
+from langchain_tiered_memory.tiers.episodic_models import (
+    Episode,
+    Outcome,
+    Reflection,
+    ScoredEpisode,
+    TrajectoryStep,
+)
+from langchain_tiered_memory.tiers.extraction import EntityFactExtractor, HeuristicFactExtractor
+from langchain_tiered_memory.tiers.procedural import ProceduralConfig, ProceduralMemory
+from langchain_tiered_memory.tiers.procedural_models import Strategy, ToolGuidance, ToolUsageRecord
+from langchain_tiered_memory.tiers.ranking import RankingConfig, ScoreBreakdown
+from langchain_tiered_memory.tiers.reflection import EpisodeReflector
+from langchain_tiered_memory.tiers.scope import MemoryScope
+from langchain_tiered_memory.tiers.semantic import SemanticMemory
+from langchain_tiered_memory.tiers.semantic_models import (
+    Entity,
+    Fact,
+    Relation,
+    SemanticMemoryConfig,
+)
+from langchain_tiered_memory.tiers.semantic_results import (
+    EntityContext,
+    FactWriteResult,
+    RememberResult,
+    SemanticSearchHit,
+)
+from langchain_tiered_memory.tiers.working import (
+    ContextLayout,
+    ContextWindowBudget,
+    ConversationBuffer,
+    Priority,
+    PriorityTruncationBuffer,
+    SlidingWindowSummaryBuffer,
+    WorkingContext,
+    WorkingMemoryState,
+    create_working_memory_node,
+)
 from langchain_tiered_memory.tokens import (
     TokenBudget,
     TokenCounter,
@@ -33,19 +91,66 @@ from langchain_tiered_memory.tokens import (
     seed_tiktoken_cache,
 )
 from langchain_tiered_memory.user_memory import UserMemory
+from langchain_tiered_memory.writeback import AsyncMemoryWriter, DurableMemoryWriter
+from langchain_tiered_memory.writeback_ops import DeadLetter, WriteBackStats, WriteOp, WriteReceipt
+from langchain_tiered_memory.writeback_ops import RetryPolicy as WriteRetryPolicy
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "AssemblyConfig",
+    "AsyncMemoryWriter",
     "BackendError",
+    "BufferedChatMessageHistory",
     "ConfigurationError",
+    "ConsolidationReport",
+    "ContextAssembler",
+    "ContextLayout",
+    "ContextWindowBudget",
+    "ConversationBuffer",
+    "ConversationIndex",
+    "DeadLetter",
+    "DroppedItem",
+    "DurableMemoryWriter",
+    "Entity",
+    "EntityContext",
+    "EntityFactExtractor",
     "Episode",
+    "EpisodeReflector",
+    "EpisodicConfig",
+    "EpisodicMemory",
     "ExtractionError",
+    "Fact",
+    "FactWriteResult",
+    "ForgettingPolicy",
+    "HeuristicFactExtractor",
     "InvalidInputError",
+    "LocalEmbeddings",
+    "MemoryConflictResolver",
+    "MemoryConsolidator",
     "MemoryContext",
     "MemoryItem",
+    "MemoryScope",
+    "MemoryTrash",
     "NamespaceError",
+    "OfflineChatModel",
     "Outcome",
+    "Priority",
+    "PriorityTruncationBuffer",
+    "ProceduralConfig",
+    "ProceduralMemory",
+    "QdrantMemoryStore",
+    "RankingConfig",
+    "Reflection",
+    "Relation",
+    "RememberResult",
+    "RetrievalMode",
+    "ScoreBreakdown",
+    "ScoredEpisode",
+    "SemanticMemory",
+    "SemanticMemoryConfig",
+    "SemanticSearchHit",
+    "SlidingWindowSummaryBuffer",
     "StoreLockedError",
     "Strategy",
     "TieredMemory",
@@ -53,11 +158,22 @@ __all__ = [
     "TokenBudget",
     "TokenBudgetError",
     "TokenCounter",
+    "ToolGuidance",
     "ToolUsageRecord",
     "TrajectoryStep",
+    "UnifiedMemoryManager",
     "UserMemory",
+    "WorkingContext",
+    "WorkingMemoryState",
     "WriteBackError",
+    "WriteBackStats",
+    "WriteBackTimeoutError",
+    "WriteOp",
+    "WriteReceipt",
+    "WriteRetryPolicy",
     "__version__",
+    "create_working_memory_node",
     "get_encoding",
+    "load_chat_model",
     "seed_tiktoken_cache",
 ]

@@ -28,6 +28,7 @@ __all__ = [
     "TieredMemoryError",
     "TokenBudgetError",
     "WriteBackError",
+    "WriteBackTimeoutError",
 ]
 
 
@@ -65,3 +66,7 @@ class ExtractionError(TieredMemoryError):
 
 class WriteBackError(TieredMemoryError):
     """A durable memory write could not be queued or applied after all retries."""
+
+
+class WriteBackTimeoutError(WriteBackError, TimeoutError):
+    """``flush``/``close`` gave up waiting; the writes stay queued and will still be applied."""

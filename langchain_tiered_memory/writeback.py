@@ -50,7 +50,12 @@ from typing import Any, Literal, TypeAlias
 
 from langgraph.store.base import BaseStore, PutOp
 
-from langchain_tiered_memory.errors import ConfigurationError, InvalidInputError, WriteBackError
+from langchain_tiered_memory.errors import (
+    ConfigurationError,
+    InvalidInputError,
+    WriteBackError,
+    WriteBackTimeoutError,
+)
 from langchain_tiered_memory.types import JSONValue, validate_namespace
 from langchain_tiered_memory.writeback_ops import (
     BUILTIN_OPS,
@@ -77,10 +82,6 @@ Handler: TypeAlias = Callable[[dict[str, JSONValue], BaseStore], None]
 
 _PRUNE_INTERVAL = 60.0
 _IDLE_WAIT = 1.0
-
-
-class WriteBackTimeoutError(WriteBackError, TimeoutError):
-    """``flush``/``close`` gave up waiting; the writes stay queued and will still be applied."""
 
 
 def _error_text(exc: BaseException) -> str:

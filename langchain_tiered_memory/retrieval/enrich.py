@@ -58,8 +58,11 @@ class EnrichConfig:
         include_caption: Append ``" [shares a photo of <caption>]"``.
         include_date: Prefix the turn's date as ``"[8 May 2023] "``; helps keyword
             search on dated questions ("in May 2023").
+        include_time: Write the time of day too (``"[1:56 pm on 8 May, 2023] "``).
         context_before: How many earlier turns of the same session to prepend.
         context_after: How many later turns of the same session to append.
+        turn_weight: How many times the turn itself is written (2 doubles its terms
+            against the context's, like a field boost in BM25F).
         separator: Between the context turns and the turn.
 
     Example:
@@ -70,11 +73,15 @@ class EnrichConfig:
     include_speaker: bool = True
     include_caption: bool = True
     include_date: bool = True
+    include_time: bool = False
     context_before: int = 2
     context_after: int = 0
+    turn_weight: int = 1
     separator: str = "\n"
 
     def __post_init__(self) -> None:
+        if self.turn_weight < 1:
+            raise ConfigurationError(f"turn_weight must be >= 1, got {self.turn_weight}")
         if self.context_before < 0 or self.context_after < 0:
             raise ConfigurationError(
                 "context_before and context_after count neighbouring turns and must be >= 0, "
@@ -82,9 +89,19 @@ class EnrichConfig:
             )
 
 
-def format_date(when: datetime) -> str:
-    """``datetime(2023, 5, 8)`` -> ``"8 May 2023"`` (words, so keyword search matches)."""
-    return f"{when.day} {when:%B %Y}"
+def format_date(when: datetime, *, with_time: bool = False) -> str:
+    """A date in words, so keyword search matches month names and years.
+
+    Example:
+        >>> format_date(datetime(2023, 5, 8, 13, 56))
+        '8 May 2023'
+        >>> format_date(datetime(2023, 5, 8, 13, 56), with_time=True)
+        '1:56 pm on 8 May, 2023'
+    """
+    if not with_time:
+        return f"{when.day} {when:%B %Y}"
+    hour = when.hour % 12 or 12
+    return f"{hour}:{when:%M} {'am' if when.hour < 12 else 'pm'} on {when.day} {when:%B, %Y}"
 
 
 def format_utterance(turn: Utterance, config: EnrichConfig, *, with_date: bool = False) -> str:
@@ -95,7 +112,7 @@ def format_utterance(turn: Utterance, config: EnrichConfig, *, with_date: bool =
     if config.include_caption and turn.caption:
         text = f"{text} [shares a photo of {turn.caption.strip()}]"
     if with_date and turn.date is not None:
-        text = f"[{format_date(turn.date)}] {text}"
+        text = f"[{format_date(turn.date, with_time=config.include_time)}] {text}"
     return text
 
 
@@ -125,5 +142,6 @@ def index_texts(turns: Sequence[Utterance], config: EnrichConfig | None = None) 
             if turns[j].session == turn.session
         ]
         own = format_utterance(turn, cfg, with_date=cfg.include_date)
-        out.append(cfg.separator.join([*before, own, *after]))
+        repeats = [plain[i]] * (cfg.turn_weight - 1)
+        out.append(cfg.separator.join([*before, own, *repeats, *after]))
     return out

@@ -35,7 +35,7 @@ __all__ = [
 ]
 
 K = TypeVar("K", bound=Hashable)
-Normalization = Literal["minmax", "zscore", "max"]
+Normalization = Literal["minmax", "zscore", "max", "none"]
 
 
 def _weights(names: Sequence[str], weights: Mapping[str, float] | None) -> dict[str, float]:
@@ -95,7 +95,8 @@ def normalize_scores(scores: Mapping[K, float], method: Normalization = "minmax"
 
     ``"minmax"`` maps the list to [0, 1]; ``"zscore"`` centres on the mean in units of
     the standard deviation; ``"max"`` divides by the best score (keeps 0 at 0, which
-    suits BM25). A constant list maps to 1.0 everywhere (``"minmax"``/``"max"``) or 0.0
+    suits BM25); ``"none"`` keeps the scores (suits cosine similarity, already on a
+    fixed scale, when the list is a truncated top-k whose minimum means little). A constant list maps to 1.0 everywhere (``"minmax"``/``"max"``) or 0.0
     (``"zscore"``).
 
     Example:
@@ -112,18 +113,22 @@ def normalize_scores(scores: Mapping[K, float], method: Normalization = "minmax"
     if method == "max":
         hi = max(vals)
         return {key: s / hi if hi > 0 else 1.0 for key, s in scores.items()}
+    if method == "none":
+        return dict(scores)
     if method == "zscore":
         mean = sum(vals) / len(vals)
         std = math.sqrt(sum((v - mean) ** 2 for v in vals) / len(vals))
         return {key: (s - mean) / std if std > 0 else 0.0 for key, s in scores.items()}
-    raise ConfigurationError(f"unknown normalization {method!r}: use 'minmax', 'zscore' or 'max'")
+    raise ConfigurationError(
+        f"unknown normalization {method!r}: use 'minmax', 'zscore', 'max' or 'none'"
+    )
 
 
 def weighted_score_fusion(
     scores: Mapping[str, Mapping[K, float]],
     *,
     weights: Mapping[str, float] | None = None,
-    normalization: Normalization = "minmax",
+    normalization: Normalization | Mapping[str, Normalization] = "minmax",
     missing: float | None = None,
 ) -> list[tuple[K, float]]:
     """Fuse retrievers by a weighted sum of normalised scores.
@@ -132,7 +137,8 @@ def weighted_score_fusion(
         scores: Retriever name -> {key: raw score} over that retriever's candidates.
         weights: Retriever name -> weight (default 1 each).
         normalization: How each retriever's scores are scaled first (see
-            :func:`normalize_scores`).
+            :func:`normalize_scores`): one method for all, or retriever name -> method
+            (retrievers not named use ``"minmax"``).
         missing: Normalised score for a key a retriever did not return; default is
             that retriever's lowest normalised score (the key ranked below its list).
 
@@ -140,7 +146,12 @@ def weighted_score_fusion(
         ``(key, fused score)`` pairs, best first.
     """
     w = _weights(list(scores), weights)
-    normed = {name: normalize_scores(s, normalization) for name, s in scores.items()}
+    methods = (
+        dict.fromkeys(scores, normalization)
+        if isinstance(normalization, str)
+        else {name: normalization.get(name, "minmax") for name in scores}
+    )
+    normed = {name: normalize_scores(s, methods[name]) for name, s in scores.items()}
     order: dict[K, int] = {}
     for s in scores.values():
         for key in s:
@@ -160,7 +171,8 @@ class FusionConfig:
     Attributes:
         method: ``"score"`` (weighted normalised scores) or ``"rrf"``.
         weights: Retriever name -> weight, e.g. ``{"dense": 1.0, "lexical": 0.6}``.
-        normalization: Score scaling for ``method="score"``.
+        normalization: Score scaling for ``method="score"``: one method, or retriever
+            name -> method.
         rrf_k: The constant for ``method="rrf"``.
 
     Example:
@@ -171,7 +183,7 @@ class FusionConfig:
 
     method: Literal["score", "rrf"] = "score"
     weights: Mapping[str, float] | None = None
-    normalization: Normalization = "minmax"
+    normalization: Normalization | Mapping[str, Normalization] = "minmax"
     rrf_k: float = 60.0
 
 

@@ -52,6 +52,7 @@ _YEAR = r"(?P<year>(?:19|20)\d\d)"
 _WD = r"(?P<wd>" + "|".join(_WEEKDAYS) + r")"
 _NUM = r"(?P<num>\d+|" + "|".join(sorted(_NUMBERS, key=len, reverse=True)) + r")"
 _UNIT = r"(?P<unit>day|week|month|year)s?"
+_PREP = r"(?:(?:in|on|during|since|by|of)\s+)?"
 
 
 @dataclass(frozen=True)
@@ -177,11 +178,11 @@ def _ago(m: re.Match[str], ref: datetime) -> tuple[datetime, datetime]:
 
 # Most specific first: a span claimed by one pattern is not matched again by a later one.
 _PATTERNS: list[tuple[re.Pattern[str], Resolver]] = [
-    (re.compile(rf"\b{_MON}\s+{_DAY},?\s+{_YEAR}\b", re.I), _exact_day),
-    (re.compile(rf"\b{_DAY}\s+(?:of\s+)?{_MON},?\s+{_YEAR}\b", re.I), _exact_day),
+    (re.compile(rf"\b{_PREP}{_MON}\s+{_DAY},?\s+{_YEAR}\b", re.I), _exact_day),
+    (re.compile(rf"\b{_PREP}{_DAY}\s+(?:of\s+)?{_MON},?\s+{_YEAR}\b", re.I), _exact_day),
     (re.compile(rf"\b(?:on\s+)?{_MON}\s+{_DAY}(?!\d)(?!,?\s*(?:19|20)\d\d)\b", re.I), _exact_day),
     (re.compile(rf"\b(?:on\s+)?(?:the\s+)?{_DAY}\s+(?:of\s+)?{_MON}\b(?!,?\s*\d)", re.I), _exact_day),
-    (re.compile(rf"\b{_MON},?\s+(?:of\s+)?{_YEAR}\b", re.I), _month_year),
+    (re.compile(rf"\b{_PREP}{_MON},?\s+(?:of\s+)?{_YEAR}\b", re.I), _month_year),
     (re.compile(rf"\b(?:in|during|since|by|this|last)\s+{_MON}\b(?!\s*\d)", re.I), _month_only),
     (re.compile(rf"\b(?:in|during|of|since)\s+{_YEAR}\b", re.I), _year_only),
     (re.compile(rf"\b{_NUM}\s+{_UNIT}\s+ago\b", re.I), _ago),

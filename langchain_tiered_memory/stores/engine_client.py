@@ -111,20 +111,13 @@ def _query(q: Query) -> models.QueryRequest:
     if q.mode == "recent":
         order = models.OrderBy(key="updated_us", direction=models.Direction.DESC)
         return models.QueryRequest(query=models.OrderByQuery(order_by=order), **common)
-    dense = [q.dense] if q.dense is not None else None
-    sparse = _sparse(q.sparse) if q.sparse else None
+    if q.mode == "dense":
+        assert q.dense is not None
+        return models.QueryRequest(query=[q.dense], using=DENSE, params=params, **common)
+    assert q.sparse is not None
     # IDF over the live points the search may return, as on the embedded engine.
     idf = models.SearchParams(idf=models.IdfCorpusParams(corpus=flt))
-    if q.mode == "hybrid":
-        prefetch = [
-            models.Prefetch(query=dense, using=DENSE, limit=q.candidates, filter=flt, params=params),
-            models.Prefetch(query=sparse, using=SPARSE, limit=q.candidates, filter=flt, params=idf),
-        ]
-        rrf = models.RrfQuery(rrf=models.Rrf(k=q.rrf_k))
-        return models.QueryRequest(prefetch=prefetch, query=rrf, **common)
-    if q.mode == "dense":
-        return models.QueryRequest(query=dense, using=DENSE, params=params, **common)
-    return models.QueryRequest(query=sparse, using=SPARSE, params=idf, **common)
+    return models.QueryRequest(query=_sparse(q.sparse), using=SPARSE, params=idf, **common)
 
 
 def _vector_size(info: models.CollectionInfo) -> int | None:
@@ -154,13 +147,23 @@ def _setup_calls(c: Collection) -> Calls:
             schema = models.PayloadSchemaType.KEYWORD
             yield Call(
                 "create_payload_index",
-                {"collection_name": c.name, "field_name": name, "field_schema": schema, "wait": True},
+                {
+                    "collection_name": c.name,
+                    "field_name": name,
+                    "field_schema": schema,
+                    "wait": True,
+                },
             )
         for name in INTEGER_INDEXES:
             schema = models.PayloadSchemaType.INTEGER
             yield Call(
                 "create_payload_index",
-                {"collection_name": c.name, "field_name": name, "field_schema": schema, "wait": True},
+                {
+                    "collection_name": c.name,
+                    "field_name": name,
+                    "field_schema": schema,
+                    "wait": True,
+                },
             )
     info = yield Call("get_collection", {"collection_name": c.name})
     size = _vector_size(info)
@@ -172,13 +175,15 @@ def _setup_calls(c: Collection) -> Calls:
         )
 
 
-def _calls(name: str, request: Any) -> Calls:  # noqa: C901 - one branch per request type
+def _calls(name: str, request: Any) -> Calls:
     if isinstance(request, Setup):
         yield from _setup_calls(request.collection)
         return None
     base = {"collection_name": name}
     if isinstance(request, QueryBatch):
-        responses = yield Call("query_batch_points", {**base, "requests": [_query(q) for q in request.queries]})
+        responses = yield Call(
+            "query_batch_points", {**base, "requests": [_query(q) for q in request.queries]}
+        )
         return [
             [Hit(str(p.id), float(p.score), dict(p.payload or {})) for p in r.points]
             for r in responses
@@ -188,7 +193,12 @@ def _calls(name: str, request: Any) -> Calls:  # noqa: C901 - one branch per req
             return {}
         records = yield Call(
             "retrieve",
-            {**base, "ids": list(request.ids), "with_payload": list(request.fields), "with_vectors": False},
+            {
+                **base,
+                "ids": list(request.ids),
+                "with_payload": list(request.fields),
+                "with_vectors": False,
+            },
         )
         return {str(r.id): dict(r.payload or {}) for r in records}
     if isinstance(request, Upsert):
@@ -199,8 +209,8 @@ def _calls(name: str, request: Any) -> Calls:  # noqa: C901 - one branch per req
         yield Call("delete", {**base, "points_selector": selector, "wait": True})
         return None
     if isinstance(request, DeleteWhere):
-        selector = models.FilterSelector(filter=_filter(request.filter))
-        yield Call("delete", {**base, "points_selector": selector, "wait": True})
+        where = models.FilterSelector(filter=_filter(request.filter))
+        yield Call("delete", {**base, "points_selector": where, "wait": True})
         return None
     if isinstance(request, SetPayload):
         # A filter, not ids: refreshing a point deleted meanwhile is then a no-op.
@@ -210,11 +220,19 @@ def _calls(name: str, request: Any) -> Calls:  # noqa: C901 - one branch per req
     if isinstance(request, Facet):
         response = yield Call(
             "facet",
-            {**base, "key": request.key, "facet_filter": _filter(request.filter), "limit": request.limit, "exact": True},
+            {
+                **base,
+                "key": request.key,
+                "facet_filter": _filter(request.filter),
+                "limit": request.limit,
+                "exact": True,
+            },
         )
         return [(str(h.value), int(h.count)) for h in response.hits]
     if isinstance(request, Count):
-        response = yield Call("count", {**base, "count_filter": _filter(request.filter), "exact": True})
+        response = yield Call(
+            "count", {**base, "count_filter": _filter(request.filter), "exact": True}
+        )
         return int(response.count)
     if isinstance(request, Optimize):
         return False  # servers optimise in the background by themselves
@@ -234,7 +252,9 @@ class ClientEngine:
         collection: The collection name.
     """
 
-    def __init__(self, client: QdrantClient | AsyncQdrantClient, collection: str = "memories") -> None:
+    def __init__(
+        self, client: QdrantClient | AsyncQdrantClient, collection: str = "memories"
+    ) -> None:
         self.client = client
         self.name = collection
         self.is_async = isinstance(client, AsyncQdrantClient)
@@ -274,6 +294,7 @@ class ClientEngine:
 
     async def aclose(self) -> None:
         """Close the client."""
-        result = self.client.close()
-        if self.is_async:
-            await result
+        if isinstance(self.client, AsyncQdrantClient):
+            await self.client.close()
+        else:
+            self.client.close()

@@ -104,27 +104,17 @@ def _query(q: Query) -> qe.QueryRequest:
     if q.mode == "recent":
         order = qe.OrderBy("updated_us", direction=qe.Direction.Desc)
         return qe.QueryRequest(limit=q.limit, query=order, filter=flt, with_payload=payload)
-    dense = qe.Query.Nearest([q.dense], using=DENSE) if q.dense is not None else None
-    sparse = qe.Query.Nearest(_sparse(q.sparse), using=SPARSE) if q.sparse else None
+    if q.mode == "dense":
+        assert q.dense is not None
+        query = qe.Query.Nearest([q.dense], using=DENSE)
+        return qe.QueryRequest(
+            limit=q.limit, query=query, filter=flt, with_payload=payload, params=params
+        )
+    assert q.sparse is not None
+    query = qe.Query.Nearest(_sparse(q.sparse), using=SPARSE)
     # IDF over the live points the search may return (deleted points are not counted).
     idf = qe.SearchParams(idf=qe.IdfParams(corpus=flt))
-    if q.mode == "hybrid":
-        prefetches = [
-            qe.Prefetch(limit=q.candidates, query=dense, filter=flt, params=params),
-            qe.Prefetch(limit=q.candidates, query=sparse, filter=flt, params=idf),
-        ]
-        return qe.QueryRequest(
-            limit=q.limit,
-            prefetches=prefetches,
-            query=qe.Fusion.Rrf(k=q.rrf_k),
-            filter=flt,
-            with_payload=payload,
-        )
-    if q.mode == "dense":
-        return qe.QueryRequest(
-            limit=q.limit, query=dense, filter=flt, with_payload=payload, params=params
-        )
-    return qe.QueryRequest(limit=q.limit, query=sparse, filter=flt, with_payload=payload, params=idf)
+    return qe.QueryRequest(limit=q.limit, query=query, filter=flt, with_payload=payload, params=idf)
 
 
 def _translate(exc: Exception, path: Path) -> Exception:
@@ -255,7 +245,9 @@ class EdgeEngine:
                 shard.update(qe.UpdateOperation.set_payload_by_filter(flt, request.payload))
             return None
         if isinstance(request, Facet):
-            req = qe.FacetRequest(request.key, limit=request.limit, exact=True, filter=_filter(request.filter))
+            req = qe.FacetRequest(
+                request.key, limit=request.limit, exact=True, filter=_filter(request.filter)
+            )
             return [(str(h.value), int(h.count)) for h in shard.facet(req).hits]
         if isinstance(request, Count):
             return shard.count(qe.CountRequest(exact=True, filter=_filter(request.filter)))

@@ -144,7 +144,7 @@ def _equals(parts: tuple[str, ...], value: Any, *, exact: bool) -> list[Conditio
             return [_mark("h", parts, hash_json(dict(value)))]
         conditions: list[Condition] = [_mark("o", parts)]
         for k, v in value.items():
-            conditions.extend(_field(parts + (str(k),), v))
+            conditions.extend(_field((*parts, str(k)), v))
         return conditions
     if isinstance(value, (list, tuple)):
         return [_mark("h", parts, hash_json(list(value)))]
@@ -221,9 +221,7 @@ def _oriented(labels: Sequence[str], match_type: str) -> tuple[str, ...]:
     return tuple(labels) if match_type == "prefix" else tuple(reversed(labels))
 
 
-def list_namespaces_filter(
-    conditions: Iterable[MatchCondition], *, now_us: int
-) -> Where:
+def list_namespaces_filter(conditions: Iterable[MatchCondition], *, now_us: int) -> Where:
     """Indexed pre-filter for ``list_namespaces``; wildcards are resolved on the facet."""
     must: list[Condition] = [not_expired(now_us)]
     for condition in conditions:
@@ -246,4 +244,6 @@ def namespace_matches(namespace: Sequence[str], condition: MatchCondition) -> bo
     """Whether a namespace satisfies a prefix/suffix condition with ``*`` wildcards."""
     path = _oriented(condition.path, condition.match_type)
     labels = _oriented(namespace, condition.match_type)
-    return len(path) <= len(labels) and all(p in ("*", lab) for p, lab in zip(path, labels))
+    return len(path) <= len(labels) and all(
+        p in ("*", lab) for p, lab in zip(path, labels, strict=False)
+    )

@@ -20,7 +20,7 @@ import json
 import math
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any, Literal, cast
 
@@ -56,17 +56,15 @@ from langchain_tiered_memory.stores.requests import (
     EmbedDocuments,
     EmbedQueries,
     Facet,
-    Hit,
     Plan,
     PointData,
-    Query,
-    QueryBatch,
     Retrieve,
     SetPayload,
     Setup,
     Upsert,
 )
-from langchain_tiered_memory.stores.sparse import bm25_document, bm25_query
+from langchain_tiered_memory.stores.search import search_pages
+from langchain_tiered_memory.stores.sparse import bm25_document
 from langchain_tiered_memory.types import ensure_aware, utcnow, validate_namespace
 
 __all__ = ["RETRIEVAL_MODES", "Planner", "RetrievalMode", "check_namespace"]
@@ -78,8 +76,6 @@ RETRIEVAL_MODES: tuple[str, ...] = ("hybrid", "dense", "lexical")
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _UPSERT_CHUNK = 256
 _FACET_LIMIT = 1_000_000
-HYBRID_CANDIDATES = 100
-"""Candidates each side of a hybrid query contributes to the fusion."""
 
 
 def check_namespace(namespace: Any, *, allow_empty: bool = False) -> tuple[str, ...]:
@@ -196,7 +192,7 @@ class Planner:
                     f"the embedding model returned a {len(vector)}-d vector but the store "
                     f"index has dims={dims}: set index['dims'] to the model's size"
                 )
-            if not all(math.isfinite(x) for x in vector):
+            if not math.isfinite(sum(vector)):  # NaN and inf propagate through the sum
                 raise ConfigurationError("the embedding model returned NaN or infinite values")
 
     def _mode(self, op: SearchOp, override: str | None) -> str:
@@ -219,7 +215,9 @@ class Planner:
                         f"limit and offset must be >= 0, got limit={op.limit}, offset={op.offset}"
                     )
                 if op.query is not None and not isinstance(op.query, str):
-                    raise InvalidInputError(f"query must be a string, got {type(op.query).__name__}")
+                    raise InvalidInputError(
+                        f"query must be a string, got {type(op.query).__name__}"
+                    )
                 flt = filters.search_filter(op.namespace_prefix, op.filter, now_us=now_us)
                 prepared.searches.append((idx, op, flt, self._mode(op, modes.get(idx))))
             elif isinstance(op, ListNamespacesOp):
@@ -254,7 +252,9 @@ class Planner:
         """Delete every expired item."""
         yield DeleteWhere(filters.expired_filter(self._now_us()))
 
-    def batch_plan(self, ops: Iterable[Op], modes: Mapping[int, str] | None = None) -> Plan[list[Result]]:
+    def batch_plan(
+        self, ops: Iterable[Op], modes: Mapping[int, str] | None = None
+    ) -> Plan[list[Result]]:
         """The plan of one ``batch`` call; ``modes`` overrides retrieval per op index."""
         ops = list(ops)
         now_us = self._now_us()
@@ -267,7 +267,9 @@ class Planner:
             yield from self._searches_plan(prepared.searches, results, refresh)
         for idx, op in prepared.lists:
             results[idx] = yield from self._list_plan(op, now_us)
-        points = (yield from self._points_plan(prepared.upserts, now_us)) if prepared.upserts else []
+        points = (
+            (yield from self._points_plan(prepared.upserts, now_us)) if prepared.upserts else []
+        )
         for ttl in sorted(set(refresh.values())):
             ids = [pid for pid, minutes in refresh.items() if minutes == ttl]
             yield SetPayload(ids, {"expires_us": now_us + int(ttl * 60_000_000)})
@@ -297,7 +299,9 @@ class Planner:
         refresh: dict[str, float],
         now_us: int,
     ) -> Plan[None]:
-        payloads: dict[str, dict[str, Any]] = yield Retrieve([pid for _, _, pid in gets], ITEM_FIELDS)
+        payloads: dict[str, dict[str, Any]] = yield Retrieve(
+            [pid for _, _, pid in gets], ITEM_FIELDS
+        )
         for idx, op, pid in gets:
             payload = payloads.get(pid)
             expires = payload.get("expires_us") if payload else None
@@ -313,69 +317,23 @@ class Planner:
         results: list[Result],
         refresh: dict[str, float],
     ) -> Plan[None]:
-        dense_texts = sorted({op.query for _, op, _, mode in searches if mode in ("dense", "hybrid")})
+        dense_texts = sorted(
+            {op.query for _, op, _, mode in searches if op.query and mode in ("dense", "hybrid")}
+        )
         vectors: dict[str, list[float]] = {}
         if dense_texts:
             embedded = yield EmbedQueries(list(dense_texts))
             self._check_vectors(embedded, len(dense_texts))
-            vectors = dict(zip(dense_texts, (list(v) for v in embedded)))
-        queries: list[tuple[int, SearchOp, str, Query]] = []
-        for idx, op, flt, mode in searches:
-            if op.limit == 0:
-                results[idx] = []
-                continue
-            window = op.offset + op.limit
-            sparse = bm25_query(op.query) if mode in ("lexical", "hybrid") and op.query else None
-            if mode == "lexical" and not sparse:
-                results[idx] = []  # only stop words: nothing can match lexically
-                continue
-            if mode == "hybrid" and not sparse:
-                mode = "dense"
-            query = Query(
-                mode=cast(Any, mode),
-                filter=flt,
-                limit=window + 1,
-                fields=ITEM_FIELDS,
-                dense=vectors.get(op.query) if op.query else None,
-                sparse=sparse,
-                # Fixed candidate depth, so every page of a query fuses the same lists.
-                candidates=max(window + 1, HYBRID_CANDIDATES),
-            )
-            queries.append((idx, op, mode, query))
-        if not queries:
-            return
-        responses: list[list[Hit]] = yield QueryBatch([q for *_, q in queries])
-        for (idx, op, mode, query), hits in zip(queries, responses):
-            hits = yield from self._complete_ties(query, hits, op.offset + op.limit)
-            ranked = sorted(hits, key=lambda h: (-_rank(mode, h), h.id))
-            page = ranked[op.offset : op.offset + op.limit]
+            vectors = dict(zip(dense_texts, (list(v) for v in embedded), strict=False))
+        pages = yield from search_pages([(op, flt, mode) for _, op, flt, mode in searches], vectors)
+        for (idx, op, _, _), page in zip(searches, pages, strict=False):
             results[idx] = [
-                SearchItem(
-                    **_item_kwargs(hit.payload),
-                    score=None if mode == "recent" else float(hit.score),
-                )
-                for hit in page
+                SearchItem(**_item_kwargs(hit.payload), score=score) for hit, score in page
             ]
             if op.refresh_ttl:
-                for hit in page:
+                for hit, _ in page:
                     if hit.payload.get("ttl_minutes") is not None:
                         refresh[hit.id] = hit.payload["ttl_minutes"]
-
-    def _complete_ties(self, query: Query, hits: list[Hit], window: int) -> Plan[list[Hit]]:
-        """Fetch deeper while the page boundary cuts a group of equal ranks.
-
-        Engines order ties arbitrarily, so pages are cut after sorting ties by
-        point id; that needs the whole tie group at the boundary.
-        """
-        limit = query.limit
-        while len(hits) >= limit and len(hits) > window:
-            boundary = _rank(query.mode, hits[window - 1])
-            if _rank(query.mode, hits[-1]) != boundary:
-                break
-            limit *= 2
-            deeper = replace(query, limit=limit, candidates=max(query.candidates, limit))
-            (hits,) = yield QueryBatch([deeper])
-        return hits
 
     def _list_plan(self, op: ListNamespacesOp, now_us: int) -> Plan[list[tuple[str, ...]]]:
         conditions = list(op.match_conditions or ())
@@ -391,13 +349,15 @@ class Planner:
         return sorted(found)[op.offset : op.offset + op.limit]
 
     def _points_plan(self, upserts: list[_Upsert], now_us: int) -> Plan[list[PointData]]:
-        existing: dict[str, dict[str, Any]] = yield Retrieve([u.pid for u in upserts], ["created_at"])
+        existing: dict[str, dict[str, Any]] = yield Retrieve(
+            [u.pid for u in upserts], ["created_at"]
+        )
         texts = sorted({t for u in upserts for t in u.texts})
         vectors: dict[str, list[float]] = {}
         if texts:
             embedded = yield EmbedDocuments(texts)
             self._check_vectors(embedded, len(texts))
-            vectors = dict(zip(texts, (list(v) for v in embedded)))
+            vectors = dict(zip(texts, (list(v) for v in embedded), strict=False))
         points = []
         for u in upserts:
             order_us = self._order_us(now_us)
@@ -428,14 +388,14 @@ def _key(key: Any) -> str:
 def _ttl(ttl: Any) -> float | None:
     if ttl is None:
         return None
-    if isinstance(ttl, bool) or not isinstance(ttl, (int, float)) or not math.isfinite(ttl) or ttl <= 0:
+    if (
+        isinstance(ttl, bool)
+        or not isinstance(ttl, (int, float))
+        or not math.isfinite(ttl)
+        or ttl <= 0
+    ):
         raise InvalidInputError(f"ttl must be a positive number of minutes or None, got {ttl!r}")
     return float(ttl)
-
-
-def _rank(mode: str, hit: Hit) -> float:
-    """Higher is better: the score, or the update time for unscored searches."""
-    return float(hit.payload.get("updated_us", 0)) if mode == "recent" else hit.score
 
 
 def _item_kwargs(payload: Mapping[str, Any]) -> dict[str, Any]:

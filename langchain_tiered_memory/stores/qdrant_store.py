@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from langgraph.store.base import (
     NOT_PROVIDED,
@@ -39,10 +39,8 @@ from langgraph.store.base import (
     TTLConfig,
 )
 from langgraph.store.base import _ensure_refresh as ensure_refresh
-from qdrant_client import AsyncQdrantClient, QdrantClient
 
 from langchain_tiered_memory.errors import ConfigurationError
-from langchain_tiered_memory.stores.engine_client import ClientEngine
 from langchain_tiered_memory.stores.engine_edge import EdgeEngine
 from langchain_tiered_memory.stores.plan import Planner, RetrievalMode, check_namespace
 from langchain_tiered_memory.stores.requests import (
@@ -55,10 +53,14 @@ from langchain_tiered_memory.stores.requests import (
 )
 from langchain_tiered_memory.types import utcnow
 
+if TYPE_CHECKING:  # qdrant-client takes seconds to import: only when a client is used
+    from qdrant_client import AsyncQdrantClient, QdrantClient
+
+    from langchain_tiered_memory.stores.engine_client import ClientEngine
+
 __all__ = ["QdrantMemoryStore"]
 
 T = TypeVar("T")
-Engine = EdgeEngine | ClientEngine
 
 
 class QdrantMemoryStore(BaseStore):
@@ -85,7 +87,7 @@ class QdrantMemoryStore(BaseStore):
 
     def __init__(
         self,
-        engine: Engine,
+        engine: EdgeEngine | ClientEngine,
         *,
         index: IndexConfig | None = None,
         retrieval: RetrievalMode | str = "hybrid",
@@ -158,9 +160,14 @@ class QdrantMemoryStore(BaseStore):
         ``AsyncQdrantClient`` serves only the async ones (``abatch``, ``aput``, ...)
         and is set up on first use.
         """
+        from qdrant_client import AsyncQdrantClient, QdrantClient
+
+        from langchain_tiered_memory.stores.engine_client import ClientEngine
+
         if not isinstance(client, (QdrantClient, AsyncQdrantClient)):
             raise ConfigurationError(
-                f"from_client needs a QdrantClient or AsyncQdrantClient, got {type(client).__name__}"
+                "from_client needs a QdrantClient or AsyncQdrantClient, got "
+                f"{type(client).__name__}"
             )
         store = cls(
             ClientEngine(client, collection),
@@ -185,6 +192,8 @@ class QdrantMemoryStore(BaseStore):
         """
         names = ("index", "retrieval", "collection", "ttl", "clock")
         options = {k: kw.pop(k) for k in names if k in kw}
+        from qdrant_client import QdrantClient
+
         key = api_key if api_key is not None else os.environ.get("QDRANT_API_KEY")
         client = QdrantClient(location=url, api_key=key, **kw)
         store = cls.from_client(client, **options)
@@ -206,11 +215,11 @@ class QdrantMemoryStore(BaseStore):
             return await embeddings.aembed_documents(request.texts)
         if isinstance(request, EmbedQueries) and embeddings is not None:
             return [await embeddings.aembed_query(text) for text in request.texts]
-        assert isinstance(self.engine, ClientEngine)
-        return await self.engine.aexecute(request)
+        engine: Any = self.engine  # only async clients get here
+        return await engine.aexecute(request)
 
     def _is_async_only(self) -> bool:
-        return isinstance(self.engine, ClientEngine) and self.engine.is_async
+        return bool(getattr(self.engine, "is_async", False))
 
     def _run(self, plan: Plan[T], method: str = "abatch") -> T:
         if self._is_async_only():
@@ -253,10 +262,10 @@ class QdrantMemoryStore(BaseStore):
         """Async twin of :meth:`close`."""
         if not self._owns_engine:
             return
-        if isinstance(self.engine, ClientEngine):
-            await self.engine.aclose()
-        else:
+        if isinstance(self.engine, EdgeEngine):
             await asyncio.get_running_loop().run_in_executor(None, self.engine.close)
+        else:
+            await self.engine.aclose()
 
     def __enter__(self) -> QdrantMemoryStore:
         return self
@@ -380,7 +389,7 @@ class QdrantMemoryStore(BaseStore):
         value: Mapping[str, Any],
         index: Literal[False] | list[str] | None = None,
         *,
-        ttl: float | None | NotProvided = NOT_PROVIDED,
+        ttl: float | NotProvided | None = NOT_PROVIDED,
     ) -> None:
         """Store or replace one item (``ttl`` in minutes)."""
         super().put(check_namespace(namespace), key, value, index, ttl=ttl)
@@ -392,7 +401,7 @@ class QdrantMemoryStore(BaseStore):
         value: Mapping[str, Any],
         index: Literal[False] | list[str] | None = None,
         *,
-        ttl: float | None | NotProvided = NOT_PROVIDED,
+        ttl: float | NotProvided | None = NOT_PROVIDED,
     ) -> None:
         """Async twin of :meth:`put`."""
         await super().aput(check_namespace(namespace), key, value, index, ttl=ttl)

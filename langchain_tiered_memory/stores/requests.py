@@ -87,20 +87,20 @@ class Hit:
 
 @dataclass(frozen=True)
 class Query:
-    """One ranked read.
+    """One ranked read of at most ``limit`` hits.
 
-    ``mode`` is ``"recent"`` (newest ``updated_us`` first), ``"dense"``,
-    ``"lexical"`` or ``"hybrid"`` (dense and sparse candidates, fused by RRF).
+    ``mode`` is ``"recent"`` (newest ``updated_us`` first), ``"dense"`` (cosine
+    MaxSim over the item's text vectors) or ``"lexical"`` (BM25, with IDF over
+    the points matching ``filter``). Hybrid search is two queries fused by the
+    store (see :mod:`.search`).
     """
 
-    mode: Literal["recent", "dense", "lexical", "hybrid"]
+    mode: Literal["recent", "dense", "lexical"]
     filter: Where
     limit: int
     fields: list[str]
     dense: list[float] | None = None
     sparse: SparseVec | None = None
-    candidates: int = 0
-    rrf_k: int = 60
     exact: bool = False
 
 

@@ -15,11 +15,11 @@ Example:
     >>> from langchain_tiered_memory.tiers.scope import MemoryScope
     >>> memory = ProceduralMemory(InMemoryStore(), MemoryScope("alice"))
     >>> _ = memory.record_tool_use(ToolUsageRecord(tool_name="orders", success=False,
-    ...     error_message="410 Gone: use orders_v2", hint="call orders_v2 instead"))
+    ...     error_message="410 Gone", hint="use orders_v2"))
     >>> print(memory.get_context_injection())
     Tool usage warnings:
-    - orders: 100% failure rate over 1 uses; last call failed: 410 Gone: use orders_v2 (hint: call orders_v2 instead)
-"""  # noqa: E501
+    - orders: 100% failure rate over 1 uses; last call failed: 410 Gone (hint: use orders_v2)
+"""
 
 from __future__ import annotations
 

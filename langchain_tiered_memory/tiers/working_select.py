@@ -31,7 +31,7 @@ from langchain_tiered_memory.tokens import (
     MESSAGE_OVERHEAD_TOKENS,
     REPLY_PRIMING_TOKENS,
     TokenCounter,
-    _message_text,
+    message_text,
 )
 
 __all__ = ["Selection", "select_groups", "trim_group"]
@@ -73,7 +73,7 @@ def trim_group(group: Group, room: int, counter: TokenCounter) -> Group | None:
         return None
     messages = list(group.messages)
     tokens = list(group.tokens)
-    texts = [_message_text(m) for m in messages]
+    texts = [message_text(m) for m in messages]
     sizes = [counter.count(t) for t in texts]
     excess = group.total - room
     for i in sorted(range(len(messages)), key=lambda k: -sizes[k]):
@@ -98,6 +98,11 @@ def trim_group(group: Group, room: int, counter: TokenCounter) -> Group | None:
         group.orphan,
         trimmed=True,
     )
+
+
+def _cut(original: Group, fitted: Group) -> int:
+    """How many messages trimming changed."""
+    return sum(a is not b for a, b in zip(original.messages, fitted.messages, strict=True))
 
 
 def _order_key(group: Group) -> tuple[int, int]:
@@ -137,7 +142,7 @@ def select_groups(
             continue
         kept.append(fitted)
         room -= fitted.total
-        trimmed += len(fitted.messages) if fitted.trimmed else 0
+        trimmed += _cut(group, fitted)
     pinned = False
     for group in candidates:
         if room < _MIN_MESSAGE_TOKENS:
@@ -151,7 +156,7 @@ def select_groups(
             if fitted is not None:
                 kept.append(fitted)
                 room -= fitted.total
-                trimmed += len(fitted.messages) if fitted.trimmed else 0
+                trimmed += _cut(group, fitted)
                 continue
         elif group.total <= room:
             kept.append(group)

@@ -33,7 +33,7 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from langchain_tiered_memory.errors import ConfigurationError, ExtractionError
 from langchain_tiered_memory.tiers.working_messages import CounterLike, as_token_counter
-from langchain_tiered_memory.tokens import TokenCounter, _message_text
+from langchain_tiered_memory.tokens import TokenCounter, message_text
 
 __all__ = [
     "SummarizationTimeoutError",
@@ -102,7 +102,7 @@ def render_transcript(
     lines: list[str] = []
     for message in messages:
         label = message.type if not message.name else f"{message.type} ({message.name})"
-        text = _message_text(message)
+        text = message_text(message)
         calls = getattr(message, "tool_calls", None)
         if calls:
             text += " [called " + ", ".join(str(c.get("name")) for c in calls) + "]"
@@ -145,7 +145,7 @@ def parse_summary(reply: BaseMessage) -> str:
     Raises:
         ExtractionError: The reply has no text.
     """
-    text = _message_text(reply).strip()
+    text = message_text(reply).strip()
     for prefix in ("Updated summary:", "Summary:"):
         if text.lower().startswith(prefix.lower()):
             text = text[len(prefix) :].strip()

@@ -19,6 +19,8 @@ collection) that several calls can share, to reopen the same data.
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -43,6 +45,30 @@ def hashing_index(dims: int = DIMS, fields: list[str] | None = None) -> IndexCon
     return {"dims": dims, "embed": HashingEmbeddings(size=dims), "fields": fields or ["text"]}
 
 
+def fast_tmp_dir(fallback: Path) -> Path:
+    """A fresh directory on tmpfs (``/dev/shm``) when there is one, else ``fallback``.
+
+    Opening an embedded store fsyncs a few times; on slow disks that costs seconds
+    per store, which the suite would pay hundreds of times. Durability is not what
+    these tests check, so they use memory-backed storage when the machine has it.
+    """
+    shm = Path("/dev/shm")
+    if shm.is_dir() and os.access(shm, os.W_OK):
+        return Path(tempfile.mkdtemp(prefix="ltm-store-test-", dir=shm))
+    fallback.mkdir(parents=True, exist_ok=True)
+    return fallback
+
+
+@pytest.fixture
+def store_dir(tmp_path: Path) -> Iterator[Path]:
+    """A temporary directory for embedded stores, removed afterwards (see fast_tmp_dir)."""
+    path = fast_tmp_dir(tmp_path / "stores")
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
 def import_store_class() -> Any:
     """``QdrantMemoryStore``, or skip the test with the reason it cannot be imported."""
     try:
@@ -61,9 +87,9 @@ def _close(store: Any) -> None:
 class StoreFactory:
     """Makes stores of one kind; closes them (and server collections) at teardown."""
 
-    def __init__(self, kind: str, tmp_path: Path) -> None:
+    def __init__(self, kind: str, directory: Path) -> None:
         self.kind = kind
-        self.tmp_path = tmp_path
+        self.directory = directory
         self.is_qdrant = kind != "inmemory"
         self._stores: list[Any] = []
         self._clients: list[Any] = []
@@ -77,7 +103,7 @@ class StoreFactory:
         """A new, empty place to keep data; pass it as ``location=`` to share it."""
         self._counter += 1
         if self.kind == "embedded":
-            path = self.tmp_path / f"store-{self._counter}"
+            path = self.directory / f"store-{self._counter}"
             return path
         from qdrant_client import QdrantClient
 
@@ -132,8 +158,8 @@ class StoreFactory:
             raise errors[0]
 
 
-def _factory(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[StoreFactory]:
-    factory = StoreFactory(request.param, tmp_path)
+def _factory(request: pytest.FixtureRequest, directory: Path) -> Iterator[StoreFactory]:
+    factory = StoreFactory(request.param, directory)
     try:
         yield factory
     finally:
@@ -150,12 +176,12 @@ def _params(kinds: tuple[str, ...]) -> list[Any]:
 
 
 @pytest.fixture(params=_params(ALL_KINDS))
-def store_factory(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[StoreFactory]:
+def store_factory(request: pytest.FixtureRequest, store_dir: Path) -> Iterator[StoreFactory]:
     """A factory of fresh stores, for every store kind (InMemoryStore included)."""
-    yield from _factory(request, tmp_path)
+    yield from _factory(request, store_dir)
 
 
 @pytest.fixture(params=_params(QDRANT_KINDS))
-def qdrant_factory(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[StoreFactory]:
+def qdrant_factory(request: pytest.FixtureRequest, store_dir: Path) -> Iterator[StoreFactory]:
     """A factory of fresh ``QdrantMemoryStore`` instances, for each engine."""
-    yield from _factory(request, tmp_path)
+    yield from _factory(request, store_dir)

@@ -83,7 +83,7 @@ class SyncOps(Ops):
         return self.store.batch(list(ops))
 
     async def sleep(self, seconds: float) -> None:
-        time.sleep(seconds)
+        time.sleep(seconds)  # noqa: ASYNC251 - the sync driver must block, like its caller
 
     async def gather(self, *calls: Awaitable[Any]) -> list[Any]:
         return [await call for call in calls]

@@ -22,10 +22,11 @@ from langgraph.store.base import BaseStore, PutOp, SearchItem
 
 NAMESPACES = [("p", "u1"), ("p", "u2"), ("p", "u1", "notes"), ("p", "u10"), ("q",)]
 PREFIXES = [(), ("p",), ("p", "u1"), ("p", "u2"), ("q",), ("p", "u1", "notes")]
-WORDS = (
-    "tea coffee paris london python rust dog cat allergy peanut morning evening "
-    "meeting project deadline music guitar piano running swimming"
-).split()
+WORDS = [
+    *("tea", "coffee", "paris", "london", "python", "rust", "dog", "cat", "allergy"),
+    *("peanut", "morning", "evening", "meeting", "project", "deadline", "music"),
+    *("guitar", "piano", "running", "swimming"),
+]
 CATS = ["fact", "event", "preference"]
 RETRIEVALS = ["dense", "lexical", "hybrid"]
 Key = tuple[tuple[str, ...], str]
@@ -87,10 +88,15 @@ def _tied(a: float | None, b: float | None) -> bool:
     return a is not None and b is not None and math.isclose(a, b, rel_tol=1e-5, abs_tol=1e-6)
 
 
+def _show(items: Sequence[SearchItem]) -> list[str]:
+    return [f"{'/'.join(i.namespace)}/{i.key}={i.score:.5g}" for i in items]
+
+
 def assert_same_ranking(a: Sequence[SearchItem], b: Sequence[SearchItem], what: str) -> None:
     """Same ids in the same order, except that items with tied scores may swap."""
     ids_a, ids_b = _ids(a), _ids(b)
-    assert len(ids_a) == len(ids_b), f"{what}: {ids_a} vs {ids_b}"
+    what = f"{what}:\n  embedded {_show(a)}\n  client   {_show(b)}"
+    assert len(ids_a) == len(ids_b), what
     if ids_a == ids_b:
         return
     start = 0
@@ -104,11 +110,10 @@ def assert_same_ranking(a: Sequence[SearchItem], b: Sequence[SearchItem], what: 
             end += 1
         run_a, run_b = set(ids_a[start:end]), set(ids_b[start:end])
         if end < len(a):
-            assert run_a == run_b, f"{what}: rank {start}-{end}: {ids_a} vs {ids_b}"
+            assert run_a == run_b, f"ranks {start}-{end} differ; {what}"
         else:  # the last run may be cut by the limit: only its scores must agree
-            assert all(_tied(x.score, y.score) for x, y in zip(a[start:], b[start:])), (
-                f"{what}: {ids_a} vs {ids_b}"
-            )
+            tail = zip(a[start:], b[start:], strict=True)
+            assert all(_tied(x.score, y.score) for x, y in tail), what
         start = end
 
 
@@ -160,9 +165,9 @@ def _check(
 
 
 @pytest.mark.parametrize("seed", [7, 2024])
-def test_random_operations_agree(seed: int, tmp_path: Path) -> None:
-    embedded = StoreFactory("embedded", tmp_path)
-    client = StoreFactory("client-local", tmp_path)
+def test_random_operations_agree(seed: int, store_dir: Path) -> None:
+    embedded = StoreFactory("embedded", store_dir)
+    client = StoreFactory("client-local", store_dir)
     try:
         stores = {
             "embedded": embedded(index=hashing_index()),

@@ -3,37 +3,41 @@
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from conftest import import_store_class
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_store_scale_quick_run(tmp_path: Path) -> None:
+def test_store_scale_quick_run(
+    store_dir: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     import_store_class()
+    if str(ROOT) not in sys.path:
+        monkeypatch.syspath_prepend(str(ROOT))
+    from benchmarks import store_scale
+
     out = tmp_path / "rows.json"
-    proc = subprocess.run(
+    work = store_dir / "work"
+    store_scale.main(
         [
-            sys.executable,
-            str(ROOT / "benchmarks" / "store_scale.py"),
             "--quick",
             "--sizes", "300",
             "--namespaces", "10",
             "--queries", "12",
             "--client-queries", "5",
             "--in-process",
-            "--workdir", str(tmp_path / "work"),
+            "--workdir", str(work),
             "--json", str(out),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=240,
-        cwd=tmp_path,
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
+        ]
+    )  # fmt: skip
+    printed = capsys.readouterr().out
     rows = json.loads(out.read_text())
     assert [r["engine"] for r in rows] == ["embedded", "client", "inmemory"]
     for row in rows:
@@ -43,6 +47,8 @@ def test_store_scale_quick_run(tmp_path: Path) -> None:
         # 30 points per namespace: every engine must find the exact top-10.
         assert row["recall_ns"] >= 0.99, row
         assert row["recall_time"] >= 0.99, row
-    assert "| embedded (Qdrant Edge) | 300 |" in proc.stdout
-    assert "| InMemoryStore | 300 |" in proc.stdout
-    assert not (tmp_path / "work" / "embedded-300").exists(), "benchmark left files behind"
+        if row["engine"] != "inmemory":
+            assert row["reopen_s"] is not None and row["reopen_s"] > 0
+    assert "| embedded (Qdrant Edge) | 300 |" in printed
+    assert "| InMemoryStore | 300 |" in printed
+    assert not any(work.iterdir()), "the benchmark left store files behind"

@@ -1,3 +1,4 @@
+# ruff: noqa: F811  (pytest fixtures imported from test_episodic_support are redefined as arguments)
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -69,7 +70,8 @@ def test_summary_keeps_the_seed_format() -> None:
         reflection="Pin dependencies.",
     )
     assert e.to_summary() == (
-        "Task: Fix CI\nOutcome: partial\nSteps: [run tests] -> [pin deps]\nLesson: Pin dependencies."
+        "Task: Fix CI\nOutcome: partial\n"
+        "Steps: [run tests] -> [pin deps]\nLesson: Pin dependencies."
     )
 
 
@@ -109,7 +111,7 @@ def test_record_round_trips_every_field(store: BaseStore, scope: MemoryScope) ->
 )
 def test_invalid_input_stores_nothing(store: BaseStore, scope: MemoryScope, bad: object) -> None:
     memory = EpisodicMemory(store, scope)
-    with pytest.raises(InvalidInputError, match="nothing was stored|must be"):
+    with pytest.raises(InvalidInputError, match=r"nothing was stored|must be"):
         memory.record(bad)  # type: ignore[arg-type]
     assert store.search(scope.prefix, limit=10) == []
 

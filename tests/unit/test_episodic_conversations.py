@@ -1,3 +1,4 @@
+# ruff: noqa: F811  (pytest fixtures imported from test_episodic_support are redefined as arguments)
 from datetime import datetime, timedelta, timezone
 
 import pytest

@@ -1,3 +1,4 @@
+# ruff: noqa: F811  (pytest fixtures imported from test_episodic_support are redefined as arguments)
 import pytest
 from langgraph.store.base import BaseStore
 from test_episodic_support import qdrant_store, scope, store  # noqa: F401 (fixtures)

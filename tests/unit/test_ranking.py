@@ -27,7 +27,7 @@ NOW = datetime(2026, 3, 1, tzinfo=timezone.utc)
     ],
 )
 def test_bad_config_is_refused_with_a_fix(kwargs: dict) -> None:
-    with pytest.raises(ConfigurationError, match="use|give"):
+    with pytest.raises(ConfigurationError, match=r"use|give"):
         RankingConfig(**kwargs)
 
 

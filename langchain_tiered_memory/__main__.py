@@ -1,0 +1,10 @@
+"""``python -m langchain_tiered_memory``: the ``tiered-memory`` command line."""
+
+from __future__ import annotations
+
+import sys
+
+from langchain_tiered_memory.cli import main
+
+if __name__ == "__main__":
+    sys.exit(main())

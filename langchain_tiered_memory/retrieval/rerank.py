@@ -1,0 +1,150 @@
+"""Re-scoring a small, already fused candidate list.
+
+Two re-scorers that need no model at query time:
+
+* :func:`apply_time_boost`: candidates whose timestamp falls in a time the query
+  names ("in July 2023", "last weekend"; see :mod:`.temporal`) gain
+  ``weight * time_match`` on their fused score.
+* :func:`rerank`: blend the fused score with any pairwise scorer (a cross-encoder you
+  load yourself, a lexical overlap, ...) over the top ``top_k`` candidates only, so
+  a costly scorer runs a bounded number of times per query.
+
+Example:
+    >>> from datetime import datetime, timedelta
+    >>> from langchain_tiered_memory.retrieval.temporal import parse_time_expressions
+    >>> ranges = parse_time_expressions("what happened in May 2023?", datetime(2024, 1, 1))
+    >>> fused = [("a", 1.0), ("b", 0.95)]
+    >>> dates = {"a": datetime(2023, 9, 1), "b": datetime(2023, 5, 20)}
+    >>> boosted = apply_time_boost(fused, dates, ranges, TimeBoost(weight=0.1))
+    >>> [k for k, _ in boosted]
+    ['b', 'a']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import TypeVar
+
+from langchain_tiered_memory.errors import ConfigurationError
+from langchain_tiered_memory.retrieval.fusion import normalize_scores
+from langchain_tiered_memory.retrieval.temporal import TimeRange, time_match
+
+__all__ = ["PairScorer", "TimeBoost", "apply_time_boost", "rerank"]
+
+K = TypeVar("K", bound=Hashable)
+
+PairScorer = Callable[[str, Sequence[str]], Sequence[float]]
+"""``scorer(query, texts) -> scores``, higher is better (e.g. a cross-encoder)."""
+
+
+@dataclass(frozen=True)
+class TimeBoost:
+    """How much a match with a time named in the query adds to a fused score.
+
+    Attributes:
+        weight: Added at a full match; fused scores are on a 0..sum(weights) scale,
+            so 0.1 moves a candidate ahead of close competitors, not far ones.
+        slack: Partial credit this far outside the named range (memories are often
+            written a little after the event).
+
+    Example:
+        >>> TimeBoost().weight
+        0.1
+    """
+
+    weight: float = 0.1
+    slack: timedelta = timedelta(days=30)
+
+    def __post_init__(self) -> None:
+        if self.weight < 0:
+            raise ConfigurationError(f"TimeBoost.weight must be >= 0, got {self.weight}")
+        if self.slack < timedelta(0):
+            raise ConfigurationError(f"TimeBoost.slack must be >= 0, got {self.slack}")
+
+
+def apply_time_boost(
+    fused: Sequence[tuple[K, float]],
+    dates: Mapping[K, datetime | None],
+    ranges: Sequence[TimeRange],
+    boost: TimeBoost,
+) -> list[tuple[K, float]]:
+    """Add ``boost.weight * time_match(date)`` to each candidate's score and re-sort.
+
+    Args:
+        fused: ``(key, score)`` best first, as :func:`.fusion.fuse` returns.
+        dates: Key -> timestamp of the memory (missing or None: no boost).
+        ranges: Time ranges named in the query; empty leaves the order unchanged.
+        boost: Weight and slack.
+
+    Returns:
+        ``(key, boosted score)`` best first; ties keep the input order.
+    """
+    if not ranges or boost.weight == 0:
+        return list(fused)
+    out = []
+    for key, score in fused:
+        when = dates.get(key)
+        bonus = time_match(when, ranges, slack=boost.slack) if when is not None else 0.0
+        out.append((key, score + boost.weight * bonus))
+    return _resort(out)
+
+
+def rerank(
+    query: str,
+    fused: Sequence[tuple[K, float]],
+    texts: Mapping[K, str],
+    scorer: PairScorer,
+    *,
+    weight: float = 1.0,
+    top_k: int = 30,
+) -> list[tuple[K, float]]:
+    """Blend the fused score with ``scorer`` over the top ``top_k`` candidates.
+
+    Both scores are min-max normalised over the re-scored candidates and added as
+    ``(1 - weight) * fused + weight * scorer``; candidates beyond ``top_k`` keep their
+    order after the re-scored ones.
+
+    Args:
+        query: The query text.
+        fused: ``(key, score)`` best first.
+        texts: Key -> the text the scorer reads.
+        scorer: ``scorer(query, texts) -> scores``.
+        weight: 1.0 ranks by the scorer alone; 0.0 keeps the fused order.
+        top_k: How many candidates to re-score.
+
+    Raises:
+        ConfigurationError: ``weight`` is outside [0, 1] or ``top_k`` < 1.
+        ValueError: The scorer returned a different number of scores than texts.
+
+    Example:
+        >>> overlap = lambda q, ts: [len(set(q.split()) & set(t.split())) for t in ts]
+        >>> fused = [("a", 0.9), ("b", 0.8)]
+        >>> rerank("red car", fused, {"a": "blue bike", "b": "red car"}, overlap, weight=0.8)[0][0]
+        'b'
+    """
+    if not 0.0 <= weight <= 1.0:
+        raise ConfigurationError(f"rerank weight must be in [0, 1], got {weight}")
+    if top_k < 1:
+        raise ConfigurationError(f"rerank top_k must be >= 1, got {top_k}")
+    head, tail = list(fused[:top_k]), list(fused[top_k:])
+    if not head:
+        return []
+    raw = list(scorer(query, [texts[k] for k, _ in head]))
+    if len(raw) != len(head):
+        raise ValueError(
+            f"the reranker returned {len(raw)} scores for {len(head)} texts; "
+            "a PairScorer must return one score per text, in order"
+        )
+    base = normalize_scores({i: s for i, (_, s) in enumerate(head)}, "minmax")
+    new = normalize_scores(dict(enumerate(raw)), "minmax")
+    blended = [(k, (1 - weight) * base[i] + weight * new[i]) for i, (k, _) in enumerate(head)]
+    ranked = _resort(blended)
+    floor = min((s for _, s in ranked), default=0.0)
+    return ranked + [(k, floor - 1e-9 * (j + 1)) for j, (k, _) in enumerate(tail)]
+
+
+def _resort(items: list[tuple[K, float]]) -> list[tuple[K, float]]:
+    order = {k: i for i, (k, _) in enumerate(items)}
+    return sorted(items, key=lambda kv: (-kv[1], order[kv[0]]))

@@ -1,0 +1,83 @@
+"""Engine-specific tests of the client engine (qdrant-client local mode; server when QDRANT_URL)."""
+
+from __future__ import annotations
+
+import os
+import uuid
+
+import pytest
+from langgraph.store.base import IndexConfig
+from qdrant_client import AsyncQdrantClient, QdrantClient
+
+from langchain_tiered_memory.errors import ConfigurationError
+from langchain_tiered_memory.fakes import HashingEmbeddings
+from langchain_tiered_memory.stores import QdrantMemoryStore
+
+
+def index(dims: int = 64) -> IndexConfig:
+    return {"dims": dims, "embed": HashingEmbeddings(size=dims), "fields": ["text"]}
+
+
+def fill(store: QdrantMemoryStore) -> None:
+    store.put(("u", "al"), "a", {"text": "al likes shellfish"})
+    store.put(("u", "alice"), "b", {"text": "alice likes shellfish"})
+    store.put(("u", "al", "x"), "c", {"text": "deeper shellfish note"})
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "dense", "lexical"])
+def test_local_mode_modes_and_isolation(mode: str) -> None:
+    store = QdrantMemoryStore.from_client(QdrantClient(":memory:"), index=index())
+    fill(store)
+    hits = store.search(("u", "al"), query="shellfish", retrieval=mode)  # type: ignore[arg-type]
+    assert sorted(h.key for h in hits) == ["a", "c"]
+
+
+def test_local_path_reopen(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    client = QdrantClient(path=str(tmp_path / "local"))
+    fill(QdrantMemoryStore.from_client(client, index=index()))
+    client.close()
+    client = QdrantClient(path=str(tmp_path / "local"))
+    store = QdrantMemoryStore.from_client(client, index=index())
+    assert len(store.search(("u",), limit=10)) == 3
+    client.close()
+
+
+def test_wrong_vector_size_for_existing_collection() -> None:
+    client = QdrantClient(":memory:")
+    QdrantMemoryStore.from_client(client, index=index(64))
+    with pytest.raises(ConfigurationError, match="64"):
+        QdrantMemoryStore.from_client(client, index=index(32))
+
+
+async def test_async_client_is_async_only() -> None:
+    store = QdrantMemoryStore.from_client(AsyncQdrantClient(":memory:"), index=index())
+    await store.aput(("a",), "k", {"text": "async only"})
+    assert (await store.aget(("a",), "k")) is not None
+    assert [h.key for h in await store.asearch(("a",), query="async")] == ["k"]
+    with pytest.raises(ConfigurationError, match=r"aget|abatch"):
+        store.get(("a",), "k")
+    await store.aclose()
+
+
+def test_from_url_reads_api_key_only_when_asked(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("QDRANT_API_KEY", "from-env")
+    store = QdrantMemoryStore.from_url(":memory:", index=index())
+    store.put(("a",), "k", {"text": "x"})
+    assert store.get(("a",), "k") is not None
+    store.close()
+
+
+@pytest.mark.server
+@pytest.mark.enable_socket
+@pytest.mark.skipif(not os.environ.get("QDRANT_URL"), reason="set QDRANT_URL to a Qdrant server")
+def test_server_round_trip() -> None:
+    collection = f"tm-test-{uuid.uuid4().hex[:8]}"
+    store = QdrantMemoryStore.from_url(
+        os.environ["QDRANT_URL"], index=index(), collection=collection
+    )
+    try:
+        fill(store)
+        assert sorted(h.key for h in store.search(("u", "al"), query="shellfish")) == ["a", "c"]
+    finally:
+        store.engine.client.delete_collection(collection)  # type: ignore[union-attr]
+        store.close()

@@ -1,0 +1,222 @@
+"""Engine-specific tests of the embedded (Qdrant Edge) engine of QdrantMemoryStore."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from langgraph.store.base import IndexConfig
+
+from langchain_tiered_memory.errors import ConfigurationError, StoreLockedError
+from langchain_tiered_memory.fakes import FakeClock, HashingEmbeddings
+from langchain_tiered_memory.stores import QdrantMemoryStore
+
+CORPUS = {
+    "m1": "Alice is allergic to shellfish and peanuts",
+    "m2": "Alice moved to Lisbon in 2021",
+    "m3": "The quarterly report is due on Friday",
+    "m4": "Bob prefers green tea over coffee",
+    "m5": "Kubernetes pods restart after the OOM killer fires",
+}
+
+
+def index(dims: int = 64) -> IndexConfig:
+    return {"dims": dims, "embed": HashingEmbeddings(size=dims), "fields": ["text"]}
+
+
+@pytest.fixture
+def store(tmp_path: Path):
+    with QdrantMemoryStore.embedded(tmp_path / "db", index=index()) as s:
+        for key, text in CORPUS.items():
+            s.put(("mem", "alice"), key, {"text": text})
+        yield s
+
+
+def test_reopen_finds_everything(tmp_path: Path) -> None:
+    path = tmp_path / "db"
+    with QdrantMemoryStore.embedded(path, index=index()) as s:
+        for key, text in CORPUS.items():
+            s.put(("mem", "alice"), key, {"text": text, "n": len(text)})
+        s.delete(("mem", "alice"), "m5")
+        created = s.get(("mem", "alice"), "m1")
+    with QdrantMemoryStore.embedded(path, index=index()) as s:
+        assert sorted(i.key for i in s.search(("mem",), limit=100)) == ["m1", "m2", "m3", "m4"]
+        again = s.get(("mem", "alice"), "m1")
+        assert again is not None and created is not None
+        assert again.value == created.value and again.created_at == created.created_at
+        assert s.search(("mem",), query="shellfish allergy", limit=1)[0].key == "m1"
+        assert s.list_namespaces() == [("mem", "alice")]
+
+
+@pytest.mark.parametrize(
+    ("mode", "query", "expected"),
+    [
+        ("hybrid", "shellfish allergy", "m1"),
+        ("dense", "quarterly report friday", "m3"),
+        ("lexical", "kubernetes", "m5"),
+        ("lexical", "restarting pod", "m5"),  # stemming: restart/restarting, pod/pods
+    ],
+)
+def test_retrieval_modes_find_the_expected_item(
+    store: QdrantMemoryStore, mode: str, query: str, expected: str
+) -> None:
+    hits = store.search(("mem",), query=query, limit=3, retrieval=mode)  # type: ignore[arg-type]
+    assert hits[0].key == expected
+    assert all(h.score is not None for h in hits)
+
+
+def test_lexical_ignores_items_without_shared_terms(store: QdrantMemoryStore) -> None:
+    hits = store.search(("mem",), query="kubernetes", retrieval="lexical", limit=10)
+    assert [h.key for h in hits] == ["m5"]
+    assert store.search(("mem",), query="the and of", retrieval="lexical") == []
+
+
+def test_store_default_mode_and_async_override(tmp_path: Path) -> None:
+    import asyncio
+
+    with QdrantMemoryStore.embedded(tmp_path / "db", index=index(), retrieval="lexical") as s:
+        s.put(("a",), "k1", {"text": "green tea"})
+        s.put(("a",), "k2", {"text": "black coffee"})
+        assert [h.key for h in s.search(("a",), query="tea")] == ["k1"]  # lexical: one hit
+        dense = asyncio.run(s.asearch(("a",), query="tea", retrieval="dense"))
+        assert len(dense) == 2 and dense[0].key == "k1"
+
+
+def test_invalid_retrieval_mode_is_a_configuration_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigurationError, match="retrieval"):
+        QdrantMemoryStore.embedded(tmp_path / "db", index=index(), retrieval="fuzzy")
+
+
+def test_namespaces_that_prefix_each_other_stay_isolated(tmp_path: Path) -> None:
+    with QdrantMemoryStore.embedded(tmp_path / "db", index=index()) as s:
+        layout = {
+            ("u", "al"): "al",
+            ("u", "alice"): "alice",
+            ("u", "al", "x"): "al-x",
+            ("ua",): "ua",
+        }
+        for ns, who in layout.items():
+            s.put(ns, "k", {"text": f"secret of {who} shellfish"})
+        for mode in ("hybrid", "dense", "lexical"):
+            found = s.search(("u", "al"), query="shellfish secret", limit=10, retrieval=mode)  # type: ignore[arg-type]
+            assert sorted(h.namespace for h in found) == [("u", "al"), ("u", "al", "x")]
+        assert [h.namespace for h in s.search(("u", "alice"), limit=10)] == [("u", "alice")]
+        assert s.list_namespaces(prefix=("u", "al")) == [("u", "al"), ("u", "al", "x")]
+
+
+def test_second_open_of_the_same_path_is_refused_quickly(tmp_path: Path) -> None:
+    path = tmp_path / "db"
+    with QdrantMemoryStore.embedded(path, index=index()) as s:
+        s.put(("a",), "k", {"text": "kept"})
+        started = time.perf_counter()
+        with pytest.raises(StoreLockedError, match=str(path)):
+            QdrantMemoryStore.embedded(path, index=index())
+        assert time.perf_counter() - started < 2.0
+        assert s.get(("a",), "k") is not None  # the holder is unaffected
+
+
+@pytest.mark.integration
+def test_other_process_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "db"
+    with QdrantMemoryStore.embedded(path):
+        code = (
+            "import sys\n"
+            "from langchain_tiered_memory.stores import QdrantMemoryStore\n"
+            "from langchain_tiered_memory.errors import StoreLockedError\n"
+            "try:\n    QdrantMemoryStore.embedded(sys.argv[1])\n"
+            "except StoreLockedError:\n    sys.exit(3)\n"
+        )
+        done = subprocess.run([sys.executable, "-c", code, str(path)], timeout=60)
+        assert done.returncode == 3
+
+
+def test_wrong_vector_size_is_a_configuration_error(tmp_path: Path) -> None:
+    path = tmp_path / "db"
+    with QdrantMemoryStore.embedded(path, index=index(64)) as s:
+        s.put(("a",), "k", {"text": "x"})
+    with pytest.raises(ConfigurationError, match="64"):
+        QdrantMemoryStore.embedded(path, index=index(32))
+    with QdrantMemoryStore.embedded(path, index=index(64)) as s:  # the lock was released
+        assert s.get(("a",), "k") is not None
+
+
+def test_collections_are_separate_directories(tmp_path: Path) -> None:
+    with (
+        QdrantMemoryStore.embedded(tmp_path, collection="one") as a,
+        QdrantMemoryStore.embedded(tmp_path, collection="two") as b,
+    ):
+        a.put(("x",), "k", {"v": 1})
+        assert b.get(("x",), "k") is None
+    assert (tmp_path / "one").is_dir() and (tmp_path / "two").is_dir()
+
+
+def test_ttl_expiry_refresh_and_sweep_with_an_injected_clock(tmp_path: Path) -> None:
+    clock = FakeClock()
+    ttl = {"default_ttl": 10.0, "refresh_on_read": True, "sweep_interval_minutes": 1}
+    with QdrantMemoryStore.embedded(tmp_path / "db", ttl=ttl, clock=clock) as s:  # type: ignore[arg-type]
+        s.put(("t",), "short", {"v": 1})
+        s.put(("t",), "forever", {"v": 2}, ttl=None)
+        clock.advance(minutes=8)
+        assert s.get(("t",), "short") is not None  # refreshes: now expires at minute 18
+        clock.advance(minutes=8)
+        assert [i.key for i in s.search(("t",))] == ["forever", "short"]
+        clock.advance(minutes=11)
+        assert s.get(("t",), "short") is None
+        assert [i.key for i in s.search(("t",))] == ["forever"]
+        s.sweep_ttl()
+        clock.set(clock() - __import__("datetime").timedelta(minutes=30))
+        assert s.get(("t",), "short") is None  # physically deleted, not just hidden
+
+
+def test_optimize_runs_while_other_threads_write_and_read(tmp_path: Path) -> None:
+    with QdrantMemoryStore.embedded(tmp_path / "db", index=index(32)) as s:
+        s.batch(
+            [
+                __import__("langgraph.store.base", fromlist=["PutOp"]).PutOp(
+                    ("o", f"u{i % 5}"), f"k{i}", {"text": f"note {i} about topic {i % 7}"}
+                )
+                for i in range(600)
+            ]
+        )
+        errors: list[BaseException] = []
+        stop = threading.Event()
+
+        def worker() -> None:
+            i = 0
+            try:
+                while not stop.is_set() or i < 20:
+                    s.put(("o", "live"), f"w{i}", {"text": f"written during optimize {i}"})
+                    assert s.get(("o", "live"), f"w{i}") is not None
+                    assert s.search(("o", "u1"), query="topic 3", limit=3)
+                    i += 1
+            except BaseException as exc:  # surfaced below
+                errors.append(exc)
+
+        thread = threading.Thread(target=worker)
+        thread.start()
+        s.optimize()
+        stop.set()
+        thread.join(timeout=60)
+        assert not errors
+        written = len(s.search(("o", "live"), limit=10_000))
+        assert written >= 20
+        assert len(s.search(("o",), limit=10_000)) == 600 + written
+
+
+@pytest.mark.integration
+def test_real_local_embedder_hybrid(tmp_path: Path) -> None:
+    embeddings = pytest.importorskip("langchain_tiered_memory.embeddings")
+    model = embeddings.LocalEmbeddings()
+    cfg: IndexConfig = {"dims": 384, "embed": model, "fields": ["text"]}
+    with QdrantMemoryStore.embedded(tmp_path / "db", index=cfg) as s:
+        for key, text in CORPUS.items():
+            s.put(("mem",), key, {"text": text})
+        assert (
+            s.search(("mem",), query="Which foods cause her a reaction?", retrieval="dense")[0].key
+            == "m1"
+        )
+        assert s.search(("mem",), query="container crashed out of memory", limit=1)[0].key == "m5"

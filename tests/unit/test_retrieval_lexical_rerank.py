@@ -1,0 +1,72 @@
+from datetime import datetime, timedelta
+
+import pytest
+
+from langchain_tiered_memory.errors import ConfigurationError
+from langchain_tiered_memory.retrieval.lexical import BM25Index, analyze, stem
+from langchain_tiered_memory.retrieval.rerank import TimeBoost, apply_time_boost, rerank
+from langchain_tiered_memory.retrieval.temporal import parse_time_expressions
+
+
+@pytest.mark.parametrize(
+    ("word", "root"),
+    [
+        ("paintings", "paint"),
+        ("painted", "paint"),
+        ("hiking", "hike"),
+        ("running", "run"),
+        ("stories", "story"),
+        ("classes", "class"),
+        ("glass", "glass"),
+        ("bus", "bus"),
+        ("2023", "2023"),
+    ],
+)
+def test_stem_joins_inflections(word: str, root: str) -> None:
+    assert stem(word) == root
+
+
+def test_analyze_drops_stopwords_and_punctuation() -> None:
+    assert analyze("What did she paint? Sunsets!") == ["paint", "sunset"]
+    assert analyze("I'm Caroline's friend", stemming=False) == ["caroline", "friend"]
+    assert analyze("What did she", stopwords=None, stemming=False) == ["what", "did", "she"]
+
+
+def test_bm25_ranks_the_matching_document_first_and_scores_zero_elsewhere() -> None:
+    docs = [analyze(t) for t in ["I painted a sunset", "We went hiking", "Sunset hikes rock"]]
+    idx = BM25Index(docs)
+    s = idx.scores(analyze("painting the sunset"))
+    assert s.argmax() == 0
+    assert s[1] == 0.0
+    assert len(idx) == 3
+    assert idx.scores(["unknown"]).tolist() == [0.0, 0.0, 0.0]
+
+
+def test_bm25_rarer_terms_weigh_more() -> None:
+    idx = BM25Index([["cat", "dog"], ["cat"], ["cat"], ["dog", "x"]])
+    s = idx.scores(["cat", "x"])
+    assert s[3] > s[1]
+
+
+def test_time_boost_reorders_close_candidates_only() -> None:
+    ranges = parse_time_expressions("in May 2023", datetime(2024, 1, 1))
+    dates = {"a": datetime(2023, 9, 1), "b": datetime(2023, 5, 20), "c": None}
+    boost = TimeBoost(weight=0.1, slack=timedelta(days=10))
+    assert [k for k, _ in apply_time_boost([("a", 1.0), ("b", 0.95), ("c", 0.9)], dates, ranges, boost)] == ["b", "a", "c"]
+    far = apply_time_boost([("a", 2.0), ("b", 0.5)], dates, ranges, boost)
+    assert [k for k, _ in far] == ["a", "b"]
+    assert apply_time_boost([("a", 1.0)], dates, [], boost) == [("a", 1.0)]
+    with pytest.raises(ConfigurationError):
+        TimeBoost(weight=-1)
+
+
+def test_rerank_blends_only_the_top_k() -> None:
+    overlap = lambda q, ts: [len(set(q.split()) & set(t.split())) for t in ts]  # noqa: E731
+    texts = {"a": "blue bike", "b": "red car", "c": "red car too"}
+    fused = [("a", 0.9), ("b", 0.8), ("c", 0.1)]
+    assert [k for k, _ in rerank("red car", fused, texts, overlap, weight=1.0, top_k=2)] == ["b", "a", "c"]
+    assert [k for k, _ in rerank("red car", fused, texts, overlap, weight=0.0)] == ["a", "b", "c"]
+    with pytest.raises(ValueError, match="one score per text"):
+        rerank("q", fused, texts, lambda q, ts: [1.0])
+    with pytest.raises(ConfigurationError):
+        rerank("q", fused, texts, overlap, weight=2.0)
