@@ -26,10 +26,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from locomo_data import load_locomo  # noqa: E402
-from locomo_embed import CachedEmbedder, project_embedder, standalone_minilm  # noqa: E402
-from locomo_metrics import RunResult, format_comparison, format_table  # noqa: E402
-from locomo_pipelines import (  # noqa: E402
+from langchain_core.embeddings import Embeddings
+from locomo_data import load_locomo
+from locomo_embed import CachedEmbedder, project_embedder, standalone_minilm
+from locomo_metrics import RunResult, format_comparison, format_table
+from locomo_pipelines import (
     PlainBM25,
     PlainDense,
     PlainRRF,
@@ -38,11 +39,9 @@ from locomo_pipelines import (  # noqa: E402
     TieredConfig,
 )
 
-from langchain_core.embeddings import Embeddings  # noqa: E402
-
-from langchain_tiered_memory.retrieval.enrich import EnrichConfig  # noqa: E402
-from langchain_tiered_memory.retrieval.fusion import FusionConfig  # noqa: E402
-from langchain_tiered_memory.tokens import TokenCounter  # noqa: E402
+from langchain_tiered_memory.retrieval.enrich import EnrichConfig
+from langchain_tiered_memory.retrieval.fusion import FusionConfig
+from langchain_tiered_memory.tokens import TokenCounter
 
 REC = TieredConfig()
 BM25_ONLY = replace(REC, lexical_only=True, time_boost=None)
@@ -90,12 +89,18 @@ class CachedLangChainEmbeddings(Embeddings):
 def run(args: argparse.Namespace) -> None:
     convs = load_locomo(args.data)
     n_q = sum(len(c.questions) for c in convs)
-    print(f"LoCoMo: {len(convs)} conversations, {sum(len(c.turns) for c in convs)} turns, "
-          f"{n_q} questions with valid evidence", flush=True)
+    print(
+        f"LoCoMo: {len(convs)} conversations, {sum(len(c.turns) for c in convs)} turns, "
+        f"{n_q} questions with valid evidence",
+        flush=True,
+    )
     raw = project_embedder()
     source = "langchain_tiered_memory.embeddings.LocalEmbeddings"
     if raw is None:
-        raw, source = standalone_minilm(threads=args.threads), "standalone MiniLM (no LocalEmbeddings)"
+        raw, source = (
+            standalone_minilm(threads=args.threads),
+            "standalone MiniLM (no LocalEmbeddings)",
+        )
     print(f"embedder: {source}", flush=True)
     doc_embed = raw if args.no_cache else CachedEmbedder(raw, "minilm-int8-256", args.cache_dir)
     counter = TokenCounter()
@@ -117,8 +122,12 @@ def run(args: argparse.Namespace) -> None:
             store_emb = emb if args.no_cache else CachedLangChainEmbeddings(emb, doc_embed)
             pipelines += [
                 StorePipeline("S1 QdrantMemoryStore hybrid (store RRF)", "store", store_emb, REC),
-                StorePipeline("S2 QdrantMemoryStore + retrieval.fusion (project path)",
-                              "fused", store_emb, REC),
+                StorePipeline(
+                    "S2 QdrantMemoryStore + retrieval.fusion (project path)",
+                    "fused",
+                    store_emb,
+                    REC,
+                ),
             ]
 
     # One live embedding per question, timed, shared by every dense pipeline.
@@ -133,7 +142,7 @@ def run(args: argparse.Namespace) -> None:
             results[p.name].ingest_s += time.perf_counter() - t0
             if isinstance(doc_embed, CachedEmbedder):
                 doc_embed.save()
-            texts = dict(zip((t.dia_id for t in conv.turns), (f"[{t.date_text}] {t.speaker}: {t.text}" for t in conv.turns)))
+            texts = {t.dia_id: f"[{t.date_text}] {t.speaker}: {t.text}" for t in conv.turns}
             r = results[p.name]
             for q in conv.questions:
                 vec, embed_ms = qvecs.get(q.text) if p.uses_dense else (None, 0.0)
@@ -148,8 +157,7 @@ def run(args: argparse.Namespace) -> None:
             p.close()
 
     print()
-    print(f"## Overall (R@10 per category; latency includes the query embedding), "
-          f"{n_q} questions")
+    print(f"## Overall (R@10 per category; latency includes the query embedding), {n_q} questions")
     print()
     print(format_comparison(list(results.values())))
     if args.detail:
@@ -159,10 +167,15 @@ def run(args: argparse.Namespace) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--data", required=True, help="path to locomo10.json")
-    ap.add_argument("--rows", default=None,
-                    help="comma list of row groups besides the baselines: ablation,write,store")
+    ap.add_argument(
+        "--rows",
+        default=None,
+        help="comma list of row groups besides the baselines: ablation,write,store",
+    )
     ap.add_argument("--no-store", action="store_true", help="skip the QdrantMemoryStore rows")
     ap.add_argument("--no-cache", action="store_true", help="embed every document (cold ingest)")
     ap.add_argument("--cache-dir", default=None, help="embedding cache dir (default: temp dir)")

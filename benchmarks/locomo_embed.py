@@ -90,10 +90,12 @@ class CachedEmbedder:
 
     def __call__(self, texts: Sequence[str]) -> np.ndarray:
         keys = [self.key(t) for t in texts]
-        missing = sorted({k: t for k, t in zip(keys, texts) if k not in self.cache}.items())
+        missing = sorted(
+            {k: t for k, t in zip(keys, texts, strict=True) if k not in self.cache}.items()
+        )
         if missing:
             vecs = self.fn([t for _, t in missing])
-            for (k, _), v in zip(missing, vecs):
+            for (k, _), v in zip(missing, vecs, strict=True):
                 self.cache[k] = v
             self.dirty = True
         if not keys:

@@ -12,13 +12,20 @@ import re
 import tempfile
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from datetime import timedelta
 
 import numpy as np
 from locomo_data import Conversation, Question, Turn
 from locomo_embed import EmbedFn
 
+from langchain_tiered_memory.retrieval import (
+    DEFAULT_CANDIDATES,
+    DEFAULT_DENSE_ENRICH,
+    DEFAULT_FUSION,
+    DEFAULT_LEXICAL_ENRICH,
+    DEFAULT_TIME_BOOST,
+)
 from langchain_tiered_memory.retrieval.enrich import EnrichConfig, Utterance, index_texts
 from langchain_tiered_memory.retrieval.fusion import FusionConfig, fuse
 from langchain_tiered_memory.retrieval.lexical import BM25Index, analyze
@@ -37,7 +44,7 @@ def utterances(conv: Conversation) -> list[Utterance]:
 
 
 def reference_date(conv: Conversation):  # type: ignore[no-untyped-def]
-    """"Now" for a conversation's questions: the day after its last session."""
+    """ "Now" for a conversation's questions: the day after its last session."""
     return max(t.date for t in conv.turns) + timedelta(days=1)
 
 
@@ -141,16 +148,12 @@ class PlainRRF:
 class TieredConfig:
     """The library's recommended retrieval, as switches for the ablation."""
 
-    lexical_enrich: EnrichConfig = EnrichConfig(context_before=2, turn_weight=2)
-    dense_enrich: EnrichConfig = EnrichConfig(
-        context_before=0, include_caption=False, include_time=True
-    )
+    lexical_enrich: EnrichConfig = DEFAULT_LEXICAL_ENRICH
+    dense_enrich: EnrichConfig = DEFAULT_DENSE_ENRICH
     stemming: bool = True
-    fusion: FusionConfig = FusionConfig(
-        method="score", weights={"lexical": 1.0, "dense": 0.75}, normalization="zscore"
-    )
-    candidates: int = 100
-    time_boost: TimeBoost | None = TimeBoost(weight=1.0, slack=timedelta(days=30))
+    fusion: FusionConfig = DEFAULT_FUSION
+    candidates: int = DEFAULT_CANDIDATES
+    time_boost: TimeBoost | None = DEFAULT_TIME_BOOST
     write: str = "turns"  # "turns", "turns+summaries", "turns+facts"
     lexical_only: bool = False
     dense_only: bool = False
@@ -173,7 +176,7 @@ class Tiered:
         den = index_texts(utts, cfg.dense_enrich)
         self.items = [
             Memory(lx, dn, (t.dia_id,), plain_text(t), t.date)
-            for t, lx, dn in zip(conv.turns, lex, den)
+            for t, lx, dn in zip(conv.turns, lex, den, strict=True)
         ]
         if "summaries" in cfg.write:
             from locomo_write import session_summaries
@@ -250,13 +253,16 @@ class StorePipeline:
         utts = utterances(conv)
         own = index_texts(utts, replace(self.cfg.dense_enrich, include_date=True))
         ctx_cfg = EnrichConfig(context_before=2, include_date=False)
-        ctx = [t.rsplit(ctx_cfg.separator, 1)[0] if "\n" in t else "" for t in index_texts(utts, ctx_cfg)]
+        ctx = [
+            t.rsplit(ctx_cfg.separator, 1)[0] if "\n" in t else ""
+            for t in index_texts(utts, ctx_cfg)
+        ]
         self.texts = []
         self.dates = {}
         from langgraph.store.base import PutOp
 
         ops = []
-        for t, o, c in zip(conv.turns, own, ctx):
+        for t, o, c in zip(conv.turns, own, ctx, strict=True):
             value = {"text": o, "dia_id": t.dia_id, "date": t.date.isoformat()}
             if c:
                 value["context"] = c

@@ -9,7 +9,12 @@ over 100 namespaces, then measures:
   precomputed vectors, so the figure is the store's own cost);
 * top-10 search latency p50/p99 with a namespace filter, and with a namespace
   plus a time-range filter (``{"ts": {"$gte": lo, "$lte": hi}}`` on a value field);
-* recall@10 of both against exact search (numpy brute force over the same scope);
+* top-10 latency over the whole collection (prefix ``("bench",)``) with a
+  value-field equality filter (``{"group": "g07"}``, 1% of the points) and with a
+  value-field numeric range (``{"ts": {"$gte": lo, "$lte": hi}}``, 1% of 30 days);
+* a filter-only listing (no query, newest 20) with the same equality filter;
+* recall@10 of the ranked searches against exact search (numpy brute force over
+  the same scope);
 * resident memory added by the loaded store, and the time to reopen it and answer
   one query.
 
@@ -64,6 +69,8 @@ DAY = 86_400.0
 T0 = 1_767_225_600.0  # 2026-01-01T00:00:00Z
 SPAN = 30 * DAY
 WINDOW = 0.25  # share of the time span a time-range query covers
+NARROW = 0.01  # share of the time span a collection-wide range query covers
+GROUPS = 100  # distinct values of the equality-filtered field
 
 
 @dataclasses.dataclass(frozen=True)
@@ -95,6 +102,9 @@ class Data:
     queries: np.ndarray  # (q, dims) float32, unit length
     query_namespace: np.ndarray  # (q,) int
     query_window: np.ndarray  # (q, 2) float: [lo, hi]
+    group_of: np.ndarray  # (n,) int: the point's ``group`` value
+    query_group: np.ndarray  # (q,) int
+    query_narrow: np.ndarray  # (q, 2) float: [lo, hi], NARROW of the span
 
 
 def _unit(rng: np.random.Generator, rows: int, dims: int) -> np.ndarray:
@@ -113,6 +123,8 @@ def make_data(n: int, namespaces: int, dims: int, queries: int, seed: int) -> Da
     ts = T0 + rng.random(n) * SPAN
     qrng = np.random.default_rng(seed + 1)
     lo = T0 + qrng.random(queries) * SPAN * (1 - WINDOW)
+    grng = np.random.default_rng(seed + 2)  # separate stream: the other fields stay as before
+    narrow = T0 + grng.random(queries) * SPAN * (1 - NARROW)
     return Data(
         vectors=vectors,
         namespace_of=np.arange(n) % namespaces,
@@ -120,6 +132,9 @@ def make_data(n: int, namespaces: int, dims: int, queries: int, seed: int) -> Da
         queries=_unit(qrng, queries, dims),
         query_namespace=qrng.integers(0, namespaces, queries),
         query_window=np.stack([lo, lo + SPAN * WINDOW], axis=1),
+        group_of=grng.integers(0, GROUPS, n),
+        query_group=grng.integers(0, GROUPS, queries),
+        query_narrow=np.stack([narrow, narrow + SPAN * NARROW], axis=1),
     )
 
 
@@ -169,20 +184,35 @@ def _close(store: BaseStore, client: Any) -> None:
         client.close()
 
 
-def _exact_top10(data: Data, j: int, window: bool) -> set[int]:
+FILTERS = ("ns", "time", "eq", "range", "list")
+"""Filter kinds: namespace, namespace + time window, collection-wide value equality,
+collection-wide narrow value range, and a filter-only listing (no query)."""
+
+
+def _members(data: Data, j: int, kind: str) -> np.ndarray:
+    if kind in ("eq", "list"):
+        return np.flatnonzero(data.group_of == data.query_group[j])
+    if kind == "range":
+        lo, hi = data.query_narrow[j]
+        return np.flatnonzero((data.ts >= lo) & (data.ts <= hi))
     members = np.flatnonzero(data.namespace_of == data.query_namespace[j])
-    if window:
+    if kind == "time":
         lo, hi = data.query_window[j]
         members = members[(data.ts[members] >= lo) & (data.ts[members] <= hi)]
+    return members
+
+
+def _exact_top10(data: Data, j: int, kind: str) -> set[int]:
+    members = _members(data, j, kind)
     scores = data.vectors[members] @ data.queries[j]
     top = np.argsort(-scores, kind="stable")[:10]
     return {int(i) for i in members[top]}
 
 
-def _recall(data: Data, results: list[list[Any]], window: bool) -> float:
+def _recall(data: Data, results: list[list[Any]], kind: str) -> float:
     values = []
     for j, found in enumerate(results):
-        exact = _exact_top10(data, j, window)
+        exact = _exact_top10(data, j, kind)
         got = {int(item.key[1:]) for item in found}
         if exact:
             values.append(len(got & exact) / len(exact))
@@ -209,7 +239,11 @@ def run_engine(engine: str, n: int, config: Config, workdir: str) -> dict[str, A
                     PutOp(
                         namespace(int(data.namespace_of[i])),
                         f"p{i}",
-                        {"text": f"p{i}", "ts": float(data.ts[i])},
+                        {
+                            "text": f"p{i}",
+                            "ts": float(data.ts[i]),
+                            "group": f"g{int(data.group_of[i]):02d}",
+                        },
                     )
                     for i in range(start, stop)
                 ]
@@ -220,27 +254,37 @@ def run_engine(engine: str, n: int, config: Config, workdir: str) -> dict[str, A
             store.optimize()
         optimize_s = opt.seconds
 
-    def search(j: int, window: bool) -> list[Any]:
-        flt = None
-        if window:
+    def search(j: int, kind: str) -> list[Any]:
+        flt: dict[str, Any] | None = None
+        ns: tuple[str, ...] = namespace(int(data.query_namespace[j]))
+        if kind == "time":
             lo, hi = data.query_window[j]
             flt = {"ts": {"$gte": float(lo), "$lte": float(hi)}}
-        ns = namespace(int(data.query_namespace[j]))
+        elif kind in ("eq", "list"):
+            ns, flt = ("bench",), {"group": f"g{int(data.query_group[j]):02d}"}
+        elif kind == "range":
+            lo, hi = data.query_narrow[j]
+            ns, flt = ("bench",), {"ts": {"$gte": float(lo), "$lte": float(hi)}}
+        if kind == "list":
+            return store.search(ns, filter=flt, limit=20)
         return store.search(ns, query=f"q{j}", filter=flt, limit=10)
 
-    for j in range(min(3, n_queries)):  # warm-up, not timed
-        search(j, False)
-        search(j, True)
-    lat_ns, res_ns = time_calls([partial(search, j, False) for j in range(n_queries)])
-    lat_time, res_time = time_calls([partial(search, j, True) for j in range(n_queries)])
+    latencies: dict[str, list[float]] = {}
+    results: dict[str, list[list[Any]]] = {}
+    for kind in FILTERS:
+        for j in range(min(3, n_queries)):  # warm-up, not timed
+            search(j, kind)
+        calls = [partial(search, j, kind) for j in range(n_queries)]
+        latencies[kind], results[kind] = time_calls(calls)
     loaded_rss = rss_mb()
+    res_ns = results["ns"]
 
     reopen_s = None
     if engine != "inmemory":
         _close(store, client)
         with stopwatch() as reopen:
             store, client = _open(engine, path, embeddings, config.dims)
-            again = search(0, False)
+            again = search(0, "ns")
         reopen_s = reopen.seconds
         assert [i.key for i in again] == [i.key for i in res_ns[0]], "reopen lost data"
     _close(store, client)
@@ -251,12 +295,9 @@ def run_engine(engine: str, n: int, config: Config, workdir: str) -> dict[str, A
         "upsert_per_s": n / upsert.seconds,
         "optimize_s": optimize_s,
         "queries": n_queries,
-        "ns_p50_ms": percentile(lat_ns, 50),
-        "ns_p99_ms": percentile(lat_ns, 99),
-        "time_p50_ms": percentile(lat_time, 50),
-        "time_p99_ms": percentile(lat_time, 99),
-        "recall_ns": _recall(data, res_ns, window=False),
-        "recall_time": _recall(data, res_time, window=True),
+        **{f"{kind}_p50_ms": percentile(latencies[kind], 50) for kind in FILTERS},
+        **{f"{kind}_p99_ms": percentile(latencies[kind], 99) for kind in FILTERS},
+        **{f"recall_{kind}": _recall(data, results[kind], kind) for kind in FILTERS[:-1]},
         "memory_mb": loaded_rss - base_rss,
         "reopen_s": reopen_s,
     }
@@ -272,6 +313,14 @@ HEADERS = [
     "ns+time p99 ms",
     "recall@10 ns",
     "recall@10 ns+time",
+    "eq p50 ms",
+    "eq p99 ms",
+    "range p50 ms",
+    "range p99 ms",
+    "recall@10 eq",
+    "recall@10 range",
+    "list eq p50 ms",
+    "list eq p99 ms",
     "queries",
     "memory MB",
     "reopen s",
@@ -304,6 +353,14 @@ def table_rows(rows: list[dict[str, Any]]) -> list[list[Any]]:
                 r["time_p99_ms"],
                 r["recall_ns"],
                 r["recall_time"],
+                r["eq_p50_ms"],
+                r["eq_p99_ms"],
+                r["range_p50_ms"],
+                r["range_p99_ms"],
+                r["recall_eq"],
+                r["recall_range"],
+                r["list_p50_ms"],
+                r["list_p99_ms"],
                 r["queries"],
                 r["memory_mb"],
                 r["reopen_s"],
@@ -402,6 +459,8 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     print(format_table(HEADERS, table_rows(rows)))
     print(
         "\nns: namespace filter; ns+time: namespace + ts range filter (25% of 30 days). "
+        "eq / range: whole collection with a value equality filter (1% of points) / a "
+        "value ts range (1% of 30 days); list eq: the eq filter, no query, newest 20. "
         "memory: RSS added by the loaded store. reopen: open + first query. "
         "upsert vs IMS: upsert rate / InMemoryStore's; p50 speed-up: InMemoryStore p50 / "
         "engine p50 (namespace filter)."

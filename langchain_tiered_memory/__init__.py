@@ -12,6 +12,7 @@ Example:
 from __future__ import annotations
 
 from langchain_tiered_memory.adapters.chat_history import BufferedChatMessageHistory
+from langchain_tiered_memory.agent import create_memory_agent
 from langchain_tiered_memory.assembly import (
     DroppedItem,
     MemoryConflictResolver,
@@ -43,6 +44,7 @@ from langchain_tiered_memory.errors import (
     WriteBackTimeoutError,
 )
 from langchain_tiered_memory.memory import TieredMemory
+from langchain_tiered_memory.nodes import MemoryAgentContext, MemoryAgentState, create_memory_tools
 from langchain_tiered_memory.offline_model import OfflineChatModel, load_chat_model
 from langchain_tiered_memory.stores import QdrantMemoryStore, RetrievalMode
 from langchain_tiered_memory.tiers.episodic import EpisodicConfig, EpisodicMemory
@@ -126,6 +128,8 @@ __all__ = [
     "HeuristicFactExtractor",
     "InvalidInputError",
     "LocalEmbeddings",
+    "MemoryAgentContext",
+    "MemoryAgentState",
     "MemoryConflictResolver",
     "MemoryConsolidator",
     "MemoryContext",
@@ -172,6 +176,8 @@ __all__ = [
     "WriteReceipt",
     "WriteRetryPolicy",
     "__version__",
+    "create_memory_agent",
+    "create_memory_tools",
     "create_working_memory_node",
     "get_encoding",
     "load_chat_model",

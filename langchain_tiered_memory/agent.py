@@ -45,12 +45,12 @@ from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage
 from langchain_core.tools import BaseTool
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
-from langgraph.prebuilt import tools_condition
 from langgraph.store.base import BaseStore
 
 from langchain_tiered_memory.errors import ConfigurationError
@@ -90,9 +90,11 @@ def _checkpointer(value: BaseCheckpointSaver[Any] | bool | None) -> BaseCheckpoi
 def _router(max_tool_rounds: int) -> Callable[[MemoryAgentState], Literal["tools", "reflect"]]:
     def route_after_generate(state: MemoryAgentState) -> Literal["tools", "reflect"]:
         """Run the tools the model asked for, unless the turn's tool rounds are used up."""
-        if tools_condition(state) != "tools":
+        messages = state["messages"]
+        last = messages[-1] if messages else None
+        if not isinstance(last, AIMessage) or not last.tool_calls:
             return "reflect"
-        return "tools" if tool_rounds(state["messages"]) <= max_tool_rounds else "reflect"
+        return "tools" if tool_rounds(messages) <= max_tool_rounds else "reflect"
 
     return route_after_generate
 
@@ -191,9 +193,7 @@ def create_memory_agent(
     graph.add_edge("retrieve", "generate")
     if all_tools:
         graph.add_node("tools", create_tools_node(all_tools))
-        graph.add_conditional_edges(
-            "generate", _router(max_tool_rounds), ["tools", "reflect"]
-        )
+        graph.add_conditional_edges("generate", _router(max_tool_rounds), ["tools", "reflect"])
         graph.add_edge("tools", "generate")
     else:
         graph.add_edge("generate", "reflect")

@@ -104,7 +104,9 @@ def _run_demo(root: Path, args: argparse.Namespace, *, kept: bool) -> int:
     started = time.perf_counter()
     model = load_chat_model(args.model)
     print(f"Memory directory: {root}" + ("" if kept else " (temporary; --path DIR keeps it)"))
-    print(f"Model: {args.model}. Embeddings: bundled all-MiniLM-L6-v2 (offline).")
+    note = " (deterministic, no network)" if args.model == "offline" else ""
+    print(f"Model: {args.model}{note}. Embeddings: bundled all-MiniLM-L6-v2 (offline).")
+    print("Turns run through the LangGraph memory agent (create_memory_agent).")
     print("Each story: session 1 writes memory; session 2 asks again, with and without it.\n")
     with TieredMemory.open(root) as memory:
         runner = create_runner(model, token_budget=args.budget)

@@ -24,7 +24,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
@@ -323,11 +323,12 @@ class TieredMemory:
         """Flush write-back, stop the writer, close the store if this object opened it."""
         if self._closed:
             return
-        self._closed = True
         try:
+            # The writer flushes first, and its handlers still need for_user().
             if self.writer is not None:
                 self.writer.close()
         finally:
+            self._closed = True
             if self._owns_store:
                 close = getattr(self.store, "close", None)
                 if close is not None:
@@ -337,11 +338,11 @@ class TieredMemory:
         """Async twin of :meth:`close`."""
         if self._closed:
             return
-        self._closed = True
         try:
             if self.writer is not None:
                 await self.writer.aclose()
         finally:
+            self._closed = True
             if self._owns_store:
                 aclose = getattr(self.store, "aclose", None)
                 if aclose is not None:
@@ -360,7 +361,7 @@ class TieredMemory:
         await self.aclose()
 
 
-def _index_of(namespace: tuple[str, ...], value: dict[str, Any]) -> list[str] | bool:
+def _index_of(namespace: tuple[str, ...], value: dict[str, Any]) -> list[str] | Literal[False]:
     """Which field to embed when re-importing a record: the tiers embed one text field each."""
     if any(label.startswith("_") for label in namespace[3:]):
         return False

@@ -15,6 +15,7 @@ Example:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -208,15 +209,25 @@ class UserMemory:
         _check_top_k(top_k)
         return self._search_items(await self.assembler.abuild(query, token_budget=100_000), top_k)
 
-    def _forget_targets(self, query: str, hits: list[Any], min_score: float) -> list[Any]:
+    @staticmethod
+    def _forget_targets(query: str, hits: list[Any], min_overlap: float) -> list[Any]:
         if not isinstance(query, str) or not query.strip():
             raise InvalidInputError("forget needs a non-empty description of what to forget")
-        return [h for h in hits if h.fact is not None and (h.score or 0.0) >= min_score]
+        return [
+            h for h in hits if h.fact is not None and word_overlap(query, h.text) >= min_overlap
+        ]
 
-    def forget(self, query: str, *, min_score: float = 0.5, limit: int = 3) -> ForgetResult:
-        """Soft-delete the facts that best match ``query`` (restorable from :attr:`trash`)."""
+    def forget(self, query: str, *, min_overlap: float = 0.5, limit: int = 3) -> ForgetResult:
+        """Soft-delete the facts that match ``query`` (restorable from :attr:`trash`).
+
+        Candidates come from semantic search; one is forgotten only when at least
+        ``min_overlap`` of the content words of the shorter of query and fact are
+        shared, so "forget that I'm allergic to shellfish" removes "Allergic to
+        shellfish" but never an unrelated fact that merely ranked first (search
+        scores are not comparable across retrieval modes, word overlap is).
+        """
         hits = self._forget_targets(
-            query, self.semantic.semantic_search(query, top_k=limit), min_score
+            query, self.semantic.semantic_search(query, top_k=limit), min_overlap
         )
         forgotten = []
         for hit in hits:
@@ -225,10 +236,12 @@ class UserMemory:
                 forgotten.append(_fact_to_item(hit))
         return ForgetResult(forgotten)
 
-    async def aforget(self, query: str, *, min_score: float = 0.5, limit: int = 3) -> ForgetResult:
+    async def aforget(
+        self, query: str, *, min_overlap: float = 0.5, limit: int = 3
+    ) -> ForgetResult:
         """Async twin of :meth:`forget`."""
         hits = self._forget_targets(
-            query, await self.semantic.asemantic_search(query, top_k=limit), min_score
+            query, await self.semantic.asemantic_search(query, top_k=limit), min_overlap
         )
         forgotten = []
         for hit in hits:
@@ -236,6 +249,55 @@ class UserMemory:
             if await self.trash.asoft_delete(ns, key, reason=f"user asked to forget: {query}"):
                 forgotten.append(_fact_to_item(hit))
         return ForgetResult(forgotten)
+
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+_STOP = frozenset(
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "by",
+        "do",
+        "for",
+        "from",
+        "i",
+        "i'm",
+        "im",
+        "is",
+        "it",
+        "me",
+        "my",
+        "of",
+        "on",
+        "or",
+        "that",
+        "the",
+        "this",
+        "to",
+        "was",
+        "we",
+        "you",
+        "your",
+        "forget",
+        "remember",
+        "please",
+        "about",
+    ]
+)
+
+
+def word_overlap(a: str, b: str) -> float:
+    """Share of the content words of the shorter text that the other text also has."""
+    wa = {w for w in _WORD.findall(a.lower()) if w not in _STOP}
+    wb = {w for w in _WORD.findall(b.lower()) if w not in _STOP}
+    if not wa or not wb:
+        return 0.0
+    return len(wa & wb) / min(len(wa), len(wb))
 
 
 def _fact_to_item(hit: Any) -> MemoryItem:

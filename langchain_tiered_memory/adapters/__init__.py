@@ -25,9 +25,11 @@ if TYPE_CHECKING:
         create_session_history_factory,
     )
     from langchain_tiered_memory.adapters.classic_memory import WorkingBufferMemory
+    from langchain_tiered_memory.adapters.middleware import TieredMemoryMiddleware
 
 __all__ = [
     "BufferedChatMessageHistory",
+    "TieredMemoryMiddleware",
     "WorkingBufferMemory",
     "create_session_history_factory",
 ]
@@ -36,6 +38,7 @@ _LAZY = {
     "BufferedChatMessageHistory": "langchain_tiered_memory.adapters.chat_history",
     "create_session_history_factory": "langchain_tiered_memory.adapters.chat_history",
     "WorkingBufferMemory": "langchain_tiered_memory.adapters.classic_memory",
+    "TieredMemoryMiddleware": "langchain_tiered_memory.adapters.middleware",
 }
 
 

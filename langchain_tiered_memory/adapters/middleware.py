@@ -49,7 +49,7 @@ from langchain_tiered_memory.nodes.generate import MEMORY_MESSAGE_ID
 from langchain_tiered_memory.nodes.reflect import reflect_turn
 from langchain_tiered_memory.nodes.retrieve import RetrieveNode, state_messages
 from langchain_tiered_memory.nodes.state import PendingWrites, resolve_user, thread_id
-from langchain_tiered_memory.nodes.tools import _atime_call, _time_call, create_memory_tools
+from langchain_tiered_memory.nodes.tools import atime_tool_call, create_memory_tools, time_tool_call
 from langchain_tiered_memory.nodes.writeback import aqueue_turn_writes, queue_turn_writes
 
 try:
@@ -149,7 +149,7 @@ class TieredMemoryMiddleware(AgentMiddleware[TieredMemoryState, Any, Any]):
         context = request.state.get("memory_context")
         if not context:
             return request
-        message = SystemMessage(context, id=MEMORY_MESSAGE_ID)
+        message = SystemMessage(str(context), id=MEMORY_MESSAGE_ID)
         return request.override(messages=[message, *request.messages])
 
     def wrap_model_call(
@@ -172,13 +172,13 @@ class TieredMemoryMiddleware(AgentMiddleware[TieredMemoryState, Any, Any]):
 
     def wrap_tool_call(self, request: ToolCallRequest, handler: Callable[..., Any]) -> Any:
         """Run the tool, recording ``execution_time_ms`` on its message."""
-        return _time_call(request, handler)
+        return time_tool_call(request, handler)
 
     async def awrap_tool_call(
         self, request: ToolCallRequest, handler: Callable[..., Awaitable[Any]]
     ) -> Any:
         """Async twin of :meth:`wrap_tool_call`."""
-        return await _atime_call(request, handler)
+        return await atime_tool_call(request, handler)
 
     # -- after the agent: reflect, queue, consolidate -----------------------------------
 
@@ -204,9 +204,7 @@ class TieredMemoryMiddleware(AgentMiddleware[TieredMemoryState, Any, Any]):
             "consolidation_status": status,
         }
 
-    def after_agent(
-        self, state: TieredMemoryState, runtime: Runtime[Any]
-    ) -> dict[str, Any] | None:
+    def after_agent(self, state: TieredMemoryState, runtime: Runtime[Any]) -> dict[str, Any] | None:
         """Queue the run's episode, facts and tool records; maybe start a consolidation."""
         user, writes = self._after(state, runtime)
         return self._finish(user, state, queue_turn_writes(user, writes))

@@ -4,7 +4,9 @@ One pass over one user's memory:
 
 1. **Extract** durable facts from episodes recorded since the last pass,
    through the semantic tier's own write path (heuristic extractor, and the
-   LLM extractor when the memory has a model), citing the episode.
+   LLM extractor when the memory has a model), citing the episode. Episodes
+   whose ``context["facts_extracted"]`` is true (the agent already extracted
+   that turn's facts at write-back) are skipped.
 2. **Learn** tool statistics from ``tool_call: <name>`` steps of those
    episodes (each step keyed by episode and position, so a re-run counts once).
 3. **Merge** near-duplicate current facts of an entity: the more confident one
@@ -162,11 +164,14 @@ class MemoryConsolidator:
         ]
         for n, episode in enumerate(episodes, 1):
             try:
-                result = self.user.semantic.remember_from_text(
-                    _episode_text(episode), episode.episode_id
-                )
-                report.facts_extracted += len(result.writes)
-                report.errors.extend(f"extract {episode.episode_id}: {e}" for e in result.errors)
+                if not episode.context.get("facts_extracted"):
+                    result = self.user.semantic.remember_from_text(
+                        _episode_text(episode), episode.episode_id
+                    )
+                    report.facts_extracted += len(result.writes)
+                    report.errors.extend(
+                        f"extract {episode.episode_id}: {e}" for e in result.errors
+                    )
                 for record in _tool_steps(episode):
                     self.user.procedural.record_tool_use(record)
                     report.tool_uses_recorded += 1

@@ -1,9 +1,9 @@
 """LangGraph nodes of the memory agent, each usable on its own in your graph.
 
 * ``retrieve``: assemble memory for the last user message (:func:`create_retrieve_node`);
-* ``generate``: the model call with memory, trimmed history and tools (:func:`create_generate_node`);
+* ``generate``: one model call with memory, trimmed history, tools (:func:`create_generate_node`);
 * ``tools``: the tool node, timing each call (:func:`create_tools_node`);
-* ``reflect``: the turn as an episode, facts to extract, tool records (:func:`create_reflect_node`);
+* ``reflect``: the turn as episode, facts, tool records (:func:`create_reflect_node`);
 * ``writeback``: queue those on the durable writer (:func:`create_writeback_node`);
 * ``consolidate``: background consolidation every N turns (:func:`create_consolidate_node`).
 

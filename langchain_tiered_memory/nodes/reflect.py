@@ -165,7 +165,12 @@ def reflect_turn(
         outcome=outcome,
         trajectory=steps,
         reflection=_reflection(bool(answer), records, len(memory_items)),
-        context={"memories_used": [f"{m.get('tier')}:{m.get('id')}" for m in memory_items]},
+        context={
+            "memories_used": [f"{m.get('tier')}:{m.get('id')}" for m in memory_items],
+            # The writeback node extracts facts from this turn (or deliberately skips a
+            # remember/forget command): consolidation must not extract them again.
+            "facts_extracted": True,
+        },
         created_at=when,
         tags=tags,
         session_id=session_id,

@@ -26,9 +26,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from langchain_core.messages import BaseMessage
+from langchain_core.messages import BaseMessage, convert_to_messages
 from langchain_core.runnables import RunnableConfig, RunnableLambda
-from langgraph.graph.message import convert_to_messages
 
 from langchain_tiered_memory.assembly.items import MemoryContext, MemoryItem
 from langchain_tiered_memory.errors import TokenBudgetError

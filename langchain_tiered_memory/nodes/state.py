@@ -65,7 +65,7 @@ class MemoryAgentContext(TypedDict, total=False):
 
 
 class PendingWrites(TypedDict):
-    """What :func:`~langchain_tiered_memory.nodes.reflect.create_reflect_node` leaves for write-back.
+    """What the ``reflect`` node leaves for the ``writeback`` node.
 
     Attributes:
         episode: The turn as an :class:`~langchain_tiered_memory.Episode` (JSON form), or None.

@@ -33,11 +33,11 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from langchain_core.messages import ToolMessage
+from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from langgraph.prebuilt import ToolNode
 from langgraph.prebuilt.tool_node import ToolCallRequest
-from langchain_core.messages import ToolMessage
-from langchain_core.runnables import RunnableConfig
 
 from langchain_tiered_memory.assembly.items import MemoryItem
 from langchain_tiered_memory.nodes.state import resolve_user, runtime_context
@@ -51,9 +51,11 @@ __all__ = [
     "MEMORY_TOOL_NAMES",
     "REMEMBER_TOOL",
     "SEARCH_TOOL",
+    "atime_tool_call",
     "create_memory_tools",
     "create_tools_node",
     "format_search_results",
+    "time_tool_call",
 ]
 
 logger = logging.getLogger(__name__)
@@ -237,14 +239,16 @@ def _timed(message: Any, started: float) -> Any:
     return message
 
 
-def _time_call(request: ToolCallRequest, execute: Callable[[ToolCallRequest], Any]) -> Any:
+def time_tool_call(request: ToolCallRequest, execute: Callable[[ToolCallRequest], Any]) -> Any:
+    """Tool-call wrapper: run the tool, add ``execution_time_ms`` to its message's metadata."""
     started = time.perf_counter()
     return _timed(execute(request), started)
 
 
-async def _atime_call(
+async def atime_tool_call(
     request: ToolCallRequest, execute: Callable[[ToolCallRequest], Awaitable[Any]]
 ) -> Any:
+    """Async twin of :func:`time_tool_call`."""
     started = time.perf_counter()
     return _timed(await execute(request), started)
 
@@ -261,6 +265,6 @@ def create_tools_node(
         tools,
         name=name,
         handle_tool_errors=True,
-        wrap_tool_call=_time_call,
-        awrap_tool_call=_atime_call,
+        wrap_tool_call=time_tool_call,
+        awrap_tool_call=atime_tool_call,
     )

@@ -29,6 +29,7 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.runnables import RunnableConfig, RunnableLambda
@@ -61,14 +62,18 @@ def _plan(user: UserMemory, writes: PendingWrites | None) -> tuple[list[_Write],
         else:
             episode_id = episode.episode_id
             planned.append(
-                ("episode", lambda: user.queue_episode(episode), lambda: user.aqueue_episode(episode))
+                (
+                    "episode",
+                    lambda: user.queue_episode(episode),
+                    lambda: user.aqueue_episode(episode),
+                )
             )
     for text in writes.get("facts") or []:
         planned.append(
             (
                 "facts",
-                lambda text=text: user.queue_remember(text, episode_id),
-                lambda text=text: user.aqueue_remember(text, episode_id),
+                partial(user.queue_remember, text, episode_id),
+                partial(user.aqueue_remember, text, episode_id),
             )
         )
     for data in writes.get("tool_uses") or []:
@@ -80,8 +85,8 @@ def _plan(user: UserMemory, writes: PendingWrites | None) -> tuple[list[_Write],
         planned.append(
             (
                 "tool_use",
-                lambda record=record: user.queue_tool_use(record),
-                lambda record=record: user.aqueue_tool_use(record),
+                partial(user.queue_tool_use, record),
+                partial(user.aqueue_tool_use, record),
             )
         )
     return planned, errors

@@ -1,4 +1,4 @@
-"""Index-side text: what gets embedded and keyword-indexed for a conversation turn.
+r"""Index-side text: what gets embedded and keyword-indexed for a conversation turn.
 
 A turn alone ("Yes, twice!") often cannot be found: its topic lives in the turn
 before it ("Have you been to the pottery class?"). :func:`index_texts` writes, for
@@ -15,7 +15,7 @@ Example:
     ...     Utterance("Bob", "Yes, twice!", session="s1", date=datetime(2023, 5, 8)),
     ... ]
     >>> index_texts(turns, EnrichConfig(context_before=1, include_date=True))[1]
-    'Ann: Did you go to the pottery class?\\n[8 May 2023] Bob: Yes, twice!'
+    'Ann: Did you go to the pottery class?\n[8 May 2023] Bob: Yes, twice!'
 """
 
 from __future__ import annotations

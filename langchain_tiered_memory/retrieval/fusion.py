@@ -96,8 +96,8 @@ def normalize_scores(scores: Mapping[K, float], method: Normalization = "minmax"
     ``"minmax"`` maps the list to [0, 1]; ``"zscore"`` centres on the mean in units of
     the standard deviation; ``"max"`` divides by the best score (keeps 0 at 0, which
     suits BM25); ``"none"`` keeps the scores (suits cosine similarity, already on a
-    fixed scale, when the list is a truncated top-k whose minimum means little). A constant list maps to 1.0 everywhere (``"minmax"``/``"max"``) or 0.0
-    (``"zscore"``).
+    fixed scale, when the list is a truncated top-k whose minimum means little). A
+    constant list maps to 1.0 everywhere (``"minmax"``/``"max"``) or 0.0 (``"zscore"``).
 
     Example:
         >>> normalize_scores({"a": 2.0, "b": 1.0, "c": 0.0})
@@ -176,8 +176,9 @@ class FusionConfig:
         rrf_k: The constant for ``method="rrf"``.
 
     Example:
-        >>> cfg = FusionConfig(weights={"dense": 1.0, "lexical": 1.0})
-        >>> [k for k, _ in fuse({"dense": {"a": 0.9, "b": 0.1}, "lexical": {"b": 3.0}}, cfg)]
+        >>> cfg = FusionConfig(weights={"dense": 1.0, "lexical": 2.0})
+        >>> scores = {"dense": {"a": 0.9, "b": 0.8}, "lexical": {"b": 3.0, "a": 1.0}}
+        >>> [k for k, _ in fuse(scores, cfg)]
         ['b', 'a']
     """
 

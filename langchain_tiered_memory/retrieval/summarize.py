@@ -49,10 +49,10 @@ def extractive_summary(texts: Sequence[str], k: int = 3, *, min_terms: int = 3) 
     n = len(bags)
     df = Counter(term for bag in bags for term in bag)
     idf = {t: math.log(1 + n / c) for t, c in df.items()}
-    centroid: Counter[str] = Counter()
+    centroid: dict[str, float] = {}
     for bag in bags:
         for term, tf in bag.items():
-            centroid[term] += tf * idf[term]
+            centroid[term] = centroid.get(term, 0.0) + tf * idf[term]
     scored = []
     for i, bag in enumerate(bags):
         if sum(bag.values()) < min_terms:

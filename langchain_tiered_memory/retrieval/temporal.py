@@ -181,7 +181,10 @@ _PATTERNS: list[tuple[re.Pattern[str], Resolver]] = [
     (re.compile(rf"\b{_PREP}{_MON}\s+{_DAY},?\s+{_YEAR}\b", re.I), _exact_day),
     (re.compile(rf"\b{_PREP}{_DAY}\s+(?:of\s+)?{_MON},?\s+{_YEAR}\b", re.I), _exact_day),
     (re.compile(rf"\b(?:on\s+)?{_MON}\s+{_DAY}(?!\d)(?!,?\s*(?:19|20)\d\d)\b", re.I), _exact_day),
-    (re.compile(rf"\b(?:on\s+)?(?:the\s+)?{_DAY}\s+(?:of\s+)?{_MON}\b(?!,?\s*\d)", re.I), _exact_day),
+    (
+        re.compile(rf"\b(?:on\s+)?(?:the\s+)?{_DAY}\s+(?:of\s+)?{_MON}\b(?!,?\s*\d)", re.I),
+        _exact_day,
+    ),
     (re.compile(rf"\b{_PREP}{_MON},?\s+(?:of\s+)?{_YEAR}\b", re.I), _month_year),
     (re.compile(rf"\b(?:in|during|since|by|this|last)\s+{_MON}\b(?!\s*\d)", re.I), _month_only),
     (re.compile(rf"\b(?:in|during|of|since)\s+{_YEAR}\b", re.I), _year_only),

@@ -9,6 +9,12 @@ Every request becomes a short sub-plan of client method calls
 :meth:`ClientEngine.aexecute` awaits it on an async client, so nothing is
 written twice.
 
+Value filters use payload indexes as on the embedded engine: the keyword index
+on ``value_marks`` for equality, and a float index on ``value.<path>`` created
+(``create_payload_index``) the first time a filter ranges over that path. The
+collection's metadata records the payload format; a collection written in
+another format is refused with a :class:`ConfigurationError`.
+
 Example:
     >>> from qdrant_client import QdrantClient
     >>> from langchain_tiered_memory.stores.requests import Collection, Count, Setup
@@ -66,6 +72,10 @@ class Call:
 
 
 Calls = Generator[Call, Any, Any]
+
+FORMAT_KEY = "tiered_memory_format"
+"""Collection metadata key holding the payload format (as on the embedded engine)."""
+FORMAT = 2
 
 
 def _condition(cond: f.Condition) -> Any:
@@ -141,7 +151,12 @@ def _setup_calls(c: Collection) -> Calls:
         sparse = {SPARSE: models.SparseVectorParams(modifier=models.Modifier.IDF)}
         yield Call(
             "create_collection",
-            {"collection_name": c.name, "vectors_config": vectors, "sparse_vectors_config": sparse},
+            {
+                "collection_name": c.name,
+                "vectors_config": vectors,
+                "sparse_vectors_config": sparse,
+                "metadata": {FORMAT_KEY: FORMAT},
+            },
         )
         for name in KEYWORD_INDEXES:
             schema = models.PayloadSchemaType.KEYWORD
@@ -166,6 +181,13 @@ def _setup_calls(c: Collection) -> Calls:
                 },
             )
     info = yield Call("get_collection", {"collection_name": c.name})
+    found = (info.config.metadata or {}).get(FORMAT_KEY)
+    if found != FORMAT:
+        raise ConfigurationError(
+            f"collection {c.name!r} holds payload format {found!r}, but this version reads "
+            f"format {FORMAT} (its value filters need markers the old format lacks): use a new "
+            "collection name and copy the items over"
+        )
     size = _vector_size(info)
     if c.dims is not None and size != c.dims:
         have = "no dense vectors" if size is None else f"{size}-d vectors"
@@ -173,13 +195,34 @@ def _setup_calls(c: Collection) -> Calls:
             f"collection {c.name!r} holds {have} but index['dims'] is {c.dims}: use the "
             "embedding model it was created with, or another collection"
         )
+    return info
 
 
-def _calls(name: str, request: Any) -> Calls:
+def _range_index_calls(name: str, wheres: list[f.Where], indexed: set[str]) -> Calls:
+    """Create a float index on every ``value.<path>`` a filter ranges over (once)."""
+    for key in sorted(set().union(*(f.range_fields(w) for w in wheres)) - indexed):
+        yield Call(
+            "create_payload_index",
+            {
+                "collection_name": name,
+                "field_name": key,
+                "field_schema": models.PayloadSchemaType.FLOAT,
+                "wait": True,
+            },
+        )
+        indexed.add(key)
+
+
+def _calls(name: str, request: Any, indexed: set[str]) -> Calls:
     if isinstance(request, Setup):
-        yield from _setup_calls(request.collection)
+        info = yield from _setup_calls(request.collection)
+        indexed.update(info.payload_schema or {})
         return None
     base = {"collection_name": name}
+    if isinstance(request, (Count, Facet, DeleteWhere)):
+        yield from _range_index_calls(name, [request.filter], indexed)
+    if isinstance(request, QueryBatch):
+        yield from _range_index_calls(name, [q.filter for q in request.queries], indexed)
     if isinstance(request, QueryBatch):
         responses = yield Call(
             "query_batch_points", {**base, "requests": [_query(q) for q in request.queries]}
@@ -258,6 +301,7 @@ class ClientEngine:
         self.client = client
         self.name = collection
         self.is_async = isinstance(client, AsyncQdrantClient)
+        self._indexed: set[str] = set()  # payload fields known to have an index
 
     def _sync_call(self, call: Call) -> Any:
         with warnings.catch_warnings():
@@ -272,7 +316,7 @@ class ClientEngine:
     def execute(self, request: Any) -> Any:
         """Run one request on a sync client."""
         try:
-            return run(_calls(self.name, request), self._sync_call)
+            return run(_calls(self.name, request, self._indexed), self._sync_call)
         except (BackendError, ConfigurationError):
             raise
         except Exception as exc:
@@ -281,7 +325,7 @@ class ClientEngine:
     async def aexecute(self, request: Any) -> Any:
         """Run one request on an async client."""
         try:
-            return await arun(_calls(self.name, request), self._async_call)
+            return await arun(_calls(self.name, request, self._indexed), self._async_call)
         except (BackendError, ConfigurationError):
             raise
         except Exception as exc:

@@ -10,6 +10,12 @@ runs whole plans in a worker thread. Searches on unoptimised segments are exact
 scans of the points that match the indexed namespace filter, which is fast for
 namespace-scoped queries; :meth:`EdgeEngine.optimize` builds HNSW graphs.
 
+Value filters are answered from payload indexes only: equality through the
+keyword index on ``value_marks``, numeric ranges through a float index on
+``value.<path>`` that is created the first time a filter ranges over that path
+(it then exists in the shard, so it is created once per collection and is kept
+up to date by every later write).
+
 Example:
     >>> import tempfile
     >>> from langchain_tiered_memory.stores.requests import Collection, Count, Setup
@@ -26,6 +32,7 @@ from __future__ import annotations
 import json
 import threading
 import uuid
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -58,7 +65,8 @@ from langchain_tiered_memory.stores.sparse import SparseVec
 __all__ = ["EdgeEngine"]
 
 _META = "tiered_memory_store.json"
-_FORMAT = 1
+_FORMAT = 2
+"""Payload layout version: 2 added the ``k:`` and ``e:`` equality markers."""
 
 
 def _condition(cond: f.Condition) -> Any:
@@ -140,6 +148,7 @@ class EdgeEngine:
         self.dir: Path | None = None
         self.collection: Collection | None = None
         self._write_lock = threading.Lock()
+        self._float_indexed: frozenset[str] = frozenset()
 
     # ------------------------------------------------------------------ set-up
     def _config(self, c: Collection) -> qe.EdgeConfig:
@@ -157,7 +166,15 @@ class EdgeEngine:
     def _check_meta(meta_path: Path, c: Collection) -> None:
         if not meta_path.exists():
             return
-        stored = json.loads(meta_path.read_text("utf-8")).get("dims")
+        meta = json.loads(meta_path.read_text("utf-8"))
+        if meta.get("format") != _FORMAT:
+            raise ConfigurationError(
+                f"the store at {meta_path.parent} was written in payload format "
+                f"{meta.get('format')!r}, but this version reads format {_FORMAT} (its value "
+                "filters need markers the old format lacks): re-create the store at a new "
+                "path and copy the items over (store.search(..., limit=...) then put)"
+            )
+        stored = meta.get("dims")
         if c.dims is not None and stored != c.dims:
             have = "no vectors" if stored is None else f"{stored}-d vectors"
             raise ConfigurationError(
@@ -192,6 +209,10 @@ class EdgeEngine:
             raise _translate(exc, directory) from exc
         self.dir = directory
         self.collection = c
+        schema = self.shard.info().payload_schema
+        self._float_indexed = frozenset(
+            k for k, v in schema.items() if v.data_type == qe.PayloadSchemaType.Float
+        )
 
     # ----------------------------------------------------------------- execute
     def _shard(self) -> qe.EdgeShard:
@@ -215,8 +236,21 @@ class EdgeEngine:
         except Exception as exc:
             raise _translate(exc, self.dir or self.root) from exc
 
+    def _index_ranges(self, shard: qe.EdgeShard, wheres: Iterable[f.Where]) -> None:
+        """Give every ``value.<path>`` a filter ranges over a float index (once)."""
+        wanted = set().union(*(f.range_fields(w) for w in wheres)) - self._float_indexed
+        if not wanted:
+            return
+        with self._write_lock:
+            for key in sorted(wanted - self._float_indexed):
+                shard.update(qe.UpdateOperation.create_field_index(key, qe.PayloadSchemaType.Float))
+                self._float_indexed |= {key}
+
     def _dispatch(self, shard: qe.EdgeShard, request: Any) -> Any:
+        if isinstance(request, (Count, Facet, DeleteWhere)):
+            self._index_ranges(shard, [request.filter])
         if isinstance(request, QueryBatch):
+            self._index_ranges(shard, [q.filter for q in request.queries])
             batch = qe.QueryBatchRequest([_query(q) for q in request.queries])
             return [
                 [Hit(str(p.id), float(p.score), dict(p.payload or {})) for p in points]

@@ -7,9 +7,13 @@ indexed integer range on ``expires_us``; nothing is filtered in Python.
 
 Value filters follow ``InMemoryStore``: ``{"field": value}`` is equality (a
 nested dict matches objects containing those keys), ``{"field": {"$op": x}}``
-uses ``$eq $ne $gt $gte $lt $lte``. Numbers compare by value (``1 == 1.0``);
-lists and ``$eq`` on objects compare the whole structure through content
-hashes stored in ``value_marks``.
+uses ``$eq $ne $gt $gte $lt $lte``. Every equality (and ``$ne``, its negation)
+is a match on the keyword-indexed ``value_marks`` (see
+:func:`~.payload.value_marks`): numbers compare by value (``1 == 1.0``), lists
+and ``$eq`` on objects compare the whole structure through content hashes, and
+``None`` matches a null or missing field. Ranges are conditions on
+``value.<path>``; engines give those paths a float index on first use
+(:func:`range_fields`).
 
 Example:
     >>> spec = search_filter(("docs",), {"year": {"$gte": 2020}}, now_us=0)
@@ -29,7 +33,7 @@ from typing import Any, TypeAlias
 from langgraph.store.base import MatchCondition
 
 from langchain_tiered_memory.errors import InvalidInputError
-from langchain_tiered_memory.stores.payload import encode_ns, hash_json
+from langchain_tiered_memory.stores.payload import encode_ns, hash_json, scalar_token
 from langchain_tiered_memory.types import ensure_aware
 
 __all__ = [
@@ -42,6 +46,7 @@ __all__ = [
     "expired_filter",
     "list_namespaces_filter",
     "namespace_matches",
+    "range_fields",
     "search_filter",
 ]
 
@@ -93,7 +98,7 @@ Condition: TypeAlias = "Match | MatchAny | Range | IsEmpty | Where"
 
 _SIMPLE_KEY = re.compile(r"[A-Za-z0-9_\-]+")
 _OPERATORS = ("$eq", "$ne", "$gt", "$gte", "$lt", "$lte")
-_SAFE_INT = 2**53
+VALUE_PREFIX = "value."
 
 
 def _field_key(parts: tuple[str, ...]) -> str:
@@ -138,7 +143,6 @@ def _number(value: Any, op: str) -> float:
 
 
 def _equals(parts: tuple[str, ...], value: Any, *, exact: bool) -> list[Condition]:
-    key = _field_key(parts)
     if isinstance(value, Mapping):
         if exact:
             return [_mark("h", parts, hash_json(dict(value)))]
@@ -148,17 +152,14 @@ def _equals(parts: tuple[str, ...], value: Any, *, exact: bool) -> list[Conditio
         return conditions
     if isinstance(value, (list, tuple)):
         return [_mark("h", parts, hash_json(list(value)))]
-    if value is None:
-        return [IsEmpty(key), _not_array(parts)]
+    if value is None:  # null or missing (``dict.get`` gives None for both)
+        return [Where(should=(_mark("e", parts, "null"), Where(must_not=(_mark("k", parts),))))]
     if isinstance(value, bool):
         return [_mark("b", parts, "true" if value else "false")]
-    if isinstance(value, str):
-        return [Match(key, value), _not_array(parts)]
     if isinstance(value, (int, float)):
-        number = _number(value, "equality")
-        if isinstance(value, int) and abs(value) >= _SAFE_INT:
-            return [Match(key, value), _not_array(parts)]
-        return [Range(key, gte=number, lte=number), _not_array(parts)]
+        _number(value, "equality")  # rejects NaN and infinities
+    if isinstance(value, (str, int, float)):
+        return [_mark("e", parts, scalar_token(value))]
     raise InvalidInputError(
         f"cannot filter on {type(value).__name__} {value!r}: use JSON values (str, number, "
         "bool, null, list, dict)"
@@ -183,6 +184,17 @@ def _field(parts: tuple[str, ...], value: Any) -> list[Condition]:
             )
         return [c for op, operand in value.items() for c in _operator(parts, op, operand)]
     return _equals(parts, value, exact=False)
+
+
+def range_fields(where: Where) -> set[str]:
+    """The ``value.<path>`` fields a filter ranges over (they need a float index)."""
+    found: set[str] = set()
+    for cond in (*where.must, *where.should, *where.must_not):
+        if isinstance(cond, Where):
+            found |= range_fields(cond)
+        elif isinstance(cond, Range) and cond.key.startswith(VALUE_PREFIX):
+            found.add(cond.key)
+    return found
 
 
 def not_expired(now_us: int) -> Where:

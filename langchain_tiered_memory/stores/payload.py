@@ -10,8 +10,10 @@ carries everything a filter needs, indexed inside the engine:
 * ``ns_path`` (keyword, faceted by ``list_namespaces``) and ``ns_depth``;
 * ``value``: the user's value, filtered on as ``value.<field>``; ``value_json``
   an exact copy that reads come from (engines may reorder keys or round floats);
-* ``value_marks``: markers that make list/object equality and "is an array"
-  checks exact (see :func:`value_marks`);
+* ``value_marks``: keyword-indexed markers through which every equality filter
+  on the value runs (scalars, lists, objects, presence; see :func:`value_marks`),
+  so filtering on ``value.<field>`` never reads payloads from disk; numeric
+  ranges use float indexes on ``value.<path>`` created on first use;
 * ``created_at``/``updated_at`` (ISO text) with ``updated_us`` (integer
   microseconds, range-indexed) for newest-first ordering and time ranges;
 * ``ttl_minutes`` and ``expires_us`` for TTL.
@@ -40,6 +42,7 @@ from langchain_tiered_memory.errors import InvalidInputError
 __all__ = [
     "ITEM_FIELDS",
     "MAX_DEPTH",
+    "MARK_TEXT_LIMIT",
     "MAX_VALUE_BYTES",
     "build_payload",
     "dumps",
@@ -49,6 +52,7 @@ __all__ = [
     "micros",
     "normalize_value",
     "point_id",
+    "scalar_token",
     "value_marks",
 ]
 
@@ -57,6 +61,9 @@ MAX_VALUE_BYTES = 1024 * 1024
 
 MAX_DEPTH = 32
 """Deepest nesting of objects and lists accepted in a value."""
+
+MARK_TEXT_LIMIT = 64
+"""Longest string kept verbatim in an equality marker; longer ones are hashed."""
 
 _MIN_INT, _MAX_INT = -(2**63), 2**63 - 1
 _ID_NAMESPACE = uuid.UUID("0d7a0a53-3b8e-4f0c-8c55-6c1e2f4b9a11")
@@ -105,28 +112,62 @@ def _path_text(path: tuple[str, ...]) -> str:
     return encode_ns(path)
 
 
-def value_marks(value: Mapping[str, Any]) -> list[str]:
-    """Markers for exact structural filters, one per nested object or list.
+def scalar_token(value: str | float | None) -> str:
+    """Canonical text of a non-boolean JSON scalar, for equality markers.
 
-    ``a:<path>`` marks a list at ``path``, ``o:<path>`` an object, and
-    ``h:<path>:<hash>`` the content hash of either, ``b:<path>:true|false`` a
-    boolean, so ``{"tags": ["x"]}``
-    matches only items whose ``tags`` is exactly ``["x"]``, and a scalar
-    filter can exclude items where the field is a list.
+    Values equal as Python compares them get the same token (``1`` and ``1.0``
+    both give ``n:1``); strings and numbers never collide (``"1"`` is ``s:1``).
+    Strings longer than :data:`MARK_TEXT_LIMIT` are replaced by a hash.
+
+    Example:
+        >>> scalar_token(1) == scalar_token(1.0), scalar_token("1"), scalar_token(None)
+        (True, 's:1', 'null')
+    """
+    if value is None:
+        return "null"
+    if isinstance(value, str):
+        if len(value) <= MARK_TEXT_LIMIT:
+            return f"s:{value}"
+        digest = hashlib.blake2b(value.encode("utf-8", "surrogatepass"), digest_size=12)
+        return f"S:{digest.hexdigest()}"
+    if isinstance(value, float) and value.is_integer():
+        return f"n:{int(value)}"  # exact: Python compares int and float exactly too
+    return f"n:{value!r}"
+
+
+def value_marks(value: Mapping[str, Any]) -> list[str]:
+    """Keyword markers through which equality filters on a value are answered.
+
+    For every field reached through objects (not inside lists), at ``path``:
+    ``k:<path>`` says the field is present (whatever its value);
+    ``e:<path>:<token>`` holds a string, number or null (see
+    :func:`scalar_token`); ``b:<path>:true|false`` a boolean (kept apart from
+    numbers; qdrant-edge 0.9 also turns ``MatchValue(True)`` into 1);
+    ``a:<path>`` / ``o:<path>`` mark a list / an object, and
+    ``h:<path>:<hash>`` is the content hash of either, so ``{"tags": ["x"]}``
+    matches only items whose ``tags`` is exactly ``["x"]``.
+
+    Example:
+        >>> value_marks({"n": 1, "tags": ["x"]})[:3]
+        ['k:["n"]', 'e:["n"]:n:1', 'k:["tags"]']
     """
     marks: list[str] = []
 
     def walk(v: Any, path: tuple[str, ...]) -> None:
+        where = _path_text(path)
+        if path:
+            marks.append(f"k:{where}")
         if isinstance(v, Mapping):
             if path:
-                marks.extend((f"o:{_path_text(path)}", f"h:{_path_text(path)}:{hash_json(v)}"))
+                marks.extend((f"o:{where}", f"h:{where}:{hash_json(v)}"))
             for k, child in v.items():
                 walk(child, (*path, str(k)))
         elif isinstance(v, list):
-            marks.extend((f"a:{_path_text(path)}", f"h:{_path_text(path)}:{hash_json(v)}"))
+            marks.extend((f"a:{where}", f"h:{where}:{hash_json(v)}"))
         elif isinstance(v, bool):
-            # Booleans match through a marker: qdrant-edge 0.9 turns MatchValue(True) into 1.
-            marks.append(f"b:{_path_text(path)}:{'true' if v else 'false'}")
+            marks.append(f"b:{where}:{'true' if v else 'false'}")
+        else:
+            marks.append(f"e:{where}:{scalar_token(v)}")
 
     walk(value, ())
     return marks

@@ -347,7 +347,14 @@ def _contradiction(
 def _reinforced(
     ctx: FlowContext, existing: Fact, draft: Fact, judgement: Judgement | None, bump: bool
 ) -> _Decision:
-    fact = reinforce(existing, draft, ctx.now, ctx.config.reinforce_step, bump=bump)
+    # The same source episode confirming a fact twice (a replayed write-back, or
+    # consolidation re-reading an episode) is one confirmation, not two.
+    already_cited = bool(draft.source_episode_ids) and set(draft.source_episode_ids) <= set(
+        existing.source_episode_ids
+    )
+    fact = reinforce(
+        existing, draft, ctx.now, ctx.config.reinforce_step, bump=bump and not already_cited
+    )
     return _Decision("reinforced", fact, None, [fact], judgement)
 
 

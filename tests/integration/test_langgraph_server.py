@@ -1,4 +1,4 @@
-"""The deployable agent (graphs/memory_agent.py) served by ``langgraph dev``, called via langgraph_sdk.
+"""graphs/memory_agent.py served by ``langgraph dev`` and called through langgraph_sdk.
 
 Also runs the agent in-process on the real default memory (embedded Qdrant,
 bundled MiniLM embeddings, offline tokenizer).

@@ -147,13 +147,11 @@ def test_forget_tool_acts_for_the_run_user(tmp_path: Path) -> None:
         assert "allergic to shellfish" in profile
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="UserMemory.forget compares min_score=0.5 with hybrid (RRF) scores of ~0.03, "
-    "so with the default retrieval='hybrid' nothing is ever forgotten (facade bug)",
-)
 def test_forget_tool_with_default_hybrid_retrieval(memory: TieredMemory) -> None:
     assert "shellfish" in forget_through_agent(memory).lower()
+    memory.flush()
+    facts = [i.text for i in memory.for_user("alice").search("shellfish") if i.tier == "semantic"]
+    assert not any("shellfish" in text.lower() for text in facts)
 
 
 def test_user_from_config_configurable(memory: TieredMemory) -> None:
@@ -275,7 +273,10 @@ def test_consolidation_runs_in_background_without_blocking(
     assert scheduler.wait(10)
     assert scheduler.failures[0].error == "RuntimeError: disk full"
     assert memory.stats()["errors"].get("consolidation") == 1
-    assert ask(agent, "five", "hank", "h1")["consolidation_status"] == "failed: RuntimeError: disk full"
+    assert (
+        ask(agent, "five", "hank", "h1")["consolidation_status"]
+        == "failed: RuntimeError: disk full"
+    )
 
 
 def test_consolidate_on_demand(memory: TieredMemory) -> None:

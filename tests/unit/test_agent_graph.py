@@ -51,9 +51,7 @@ def test_user_tools_join_the_memory_tools() -> None:
         """Weather in a city."""
         return "sunny"
 
-    agent = create_memory_agent(
-        OfflineChatModel(), [weather], memory=TieredMemory(InMemoryStore())
-    )
+    agent = create_memory_agent(OfflineChatModel(), [weather], memory=TieredMemory(InMemoryStore()))
     tools_node = agent.get_graph().nodes["tools"]
     assert set(tools_node.data.tools_by_name) == {  # type: ignore[union-attr]
         "weather",

@@ -3,6 +3,10 @@ import langchain_tiered_memory as ltm
 # The public API is a promise: changing it is a deliberate act that updates this list.
 EXPECTED = sorted(
     [
+        "create_memory_tools",
+        "MemoryAgentState",
+        "MemoryAgentContext",
+        "create_memory_agent",
         "AssemblyConfig",
         "AsyncMemoryWriter",
         "BackendError",

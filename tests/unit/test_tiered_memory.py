@@ -246,3 +246,28 @@ def test_consolidation_extracts_learns_merges_forgets_and_resumes(tmp_path: Path
     assert stats["forgetting"].get("soft_delete", 0) >= 1
     clock.advance(days=31)
     assert alice.consolidate().purged >= 1
+
+
+def test_close_applies_queued_writes(tmp_path: Path) -> None:
+    mem = memory_on("embedded", tmp_path)
+    ep = Episode(task_description="Queued right before close", outcome=Outcome.SUCCESS)
+    mem.for_user("alice").queue_episode(ep)
+    mem.close()  # no flush(): close must flush, and the handlers must still run
+    again = memory_on("embedded", tmp_path)
+    try:
+        assert again.for_user("alice").episodic.get(ep.episode_id) is not None
+        assert again.stats()["writeback"]["dead_letters"] == 0
+    finally:
+        again.close()
+
+
+def test_forget_matches_by_words_not_by_rank(memory: TieredMemory) -> None:
+    alice = memory.for_user("alice")
+    alice.remember("I'm allergic to shellfish.")
+    alice.remember("I live in Lyon.")
+    assert not alice.forget("my favourite colour")  # the top hit is unrelated: keep it
+    gone = alice.forget("that I am allergic to shellfish")
+    assert [i.text for i in gone.forgotten] == ["Allergic to shellfish"]
+    texts = [f.content for f in alice.semantic.get_facts("alice")]
+    assert "Allergic to shellfish" not in texts and any("Lyon" in t for t in texts)
+    assert alice.trash.restore(alice.scope.namespace("semantic", "facts"), gone.forgotten[0].id)

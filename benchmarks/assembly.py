@@ -1,0 +1,158 @@
+"""Latency of ``build_memory_context`` with many memories for one user (issue 6).
+
+Fills a fresh embedded store with N memories for the target user (episodes and
+facts in the tiers' own record formats, written in batches so the store embeds
+them in bulk), plus memories of other users, then times
+``UserMemory.build_memory_context`` for distinct queries (so every query is
+embedded: query embedding is part of the figure). The same queries run against
+``InMemoryStore`` holding the same records, as the baseline measured in the same run.
+
+Usage:
+    python -m benchmarks.assembly --sizes 10000 100000 --queries 50
+    python -m benchmarks.assembly --quick          # 1,000 memories, hashing embeddings
+    python -m benchmarks.assembly --embeddings hashing   # isolate the store from the model
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import tempfile
+import time
+from collections.abc import Sequence
+from datetime import timedelta
+
+from langgraph.store.base import BaseStore, PutOp
+from langgraph.store.memory import InMemoryStore
+
+from benchmarks._common import environment, fmt, format_table, percentile, ratio
+from langchain_tiered_memory import Episode, Outcome, TieredMemory, ToolUsageRecord
+from langchain_tiered_memory.embedding_cache import CachedEmbeddings
+from langchain_tiered_memory.fakes import HashingEmbeddings
+from langchain_tiered_memory.tiers.episodic_payload import episode_to_value, episodes_namespace
+from langchain_tiered_memory.tiers.scope import MemoryScope
+from langchain_tiered_memory.tiers.semantic_models import Fact
+from langchain_tiered_memory.types import utcnow
+
+TOPICS = [
+    "deploy the payments service", "rotate database credentials", "migrate the orders client",
+    "plan a team dinner", "debug a flaky integration test", "write the quarterly report",
+    "tune the search ranking", "upgrade the Kubernetes cluster", "book travel to Lyon",
+    "review a pull request", "fix a memory leak in the worker", "onboard a new engineer",
+]
+VERBS = ["failed because", "worked after", "was slow since", "needed", "was blocked by"]
+CAUSES = [
+    "a wrong readiness probe path", "an expired token", "the 410 Gone endpoint", "a missing index",
+    "rate limiting upstream", "a stale cache", "an off-by-one in pagination", "disk pressure",
+]
+
+
+def make_records(n: int, scope: MemoryScope, rng: random.Random) -> list[PutOp]:
+    now = utcnow()
+    ops: list[PutOp] = []
+    # Texts are unique: InMemoryStore mis-assigns vectors when one batch repeats a text.
+    facts_ns = scope.namespace("semantic", "facts")
+    for i in range(n):
+        topic, verb, cause = rng.choice(TOPICS), rng.choice(VERBS), rng.choice(CAUSES)
+        when = now - timedelta(hours=rng.uniform(0, 24 * 365))
+        if i % 3 == 0:
+            fact = Fact(
+                fact_id=f"f{i}", entity_id=scope.user_id,
+                content=f"{topic.capitalize()} {verb} {cause} (note {scope.user_id}-{i})",
+                confidence=rng.uniform(0.5, 1.0), first_observed=when, last_confirmed=when,
+                valid_from=when,
+            )
+            ops.append(PutOp(facts_ns, fact.fact_id, fact.model_dump(mode="json"), index=["content"]))
+        else:
+            ep = Episode(
+                episode_id=f"e{i}", task_description=f"{topic} #{scope.user_id}-{i}",
+                outcome=rng.choice(list(Outcome)), reflection=f"It {verb} {cause}.",
+                created_at=when, importance=rng.random(),
+            )
+            ops.append(PutOp(episodes_namespace(scope), ep.episode_id, episode_to_value(ep),
+                             index=["text"]))
+    return ops
+
+
+def fill(store: BaseStore, ops: Sequence[PutOp], batch: int = 256) -> float:
+    start = time.perf_counter()
+    for i in range(0, len(ops), batch):
+        store.batch(list(ops[i : i + batch]))
+    return time.perf_counter() - start
+
+
+def measure(memory: TieredMemory, queries: Sequence[str], budget: int) -> list[float]:
+    user = memory.for_user("target")
+    user.build_memory_context("warm-up query", token_budget=budget)
+    times = []
+    for q in queries:
+        t = time.perf_counter()
+        user.build_memory_context(q, token_budget=budget)
+        times.append((time.perf_counter() - t) * 1000)
+    return times
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
+    p.add_argument("--queries", type=int, default=50)
+    p.add_argument("--other-users", type=int, default=5)
+    p.add_argument("--budget", type=int, default=2000)
+    p.add_argument("--embeddings", choices=["local", "hashing"], default="local")
+    p.add_argument("--skip-inmemory-above", type=int, default=100_000)
+    p.add_argument("--quick", action="store_true")
+    args = p.parse_args(argv)
+    if args.quick:
+        args.sizes, args.queries, args.embeddings = [1000], 20, "hashing"
+    if args.embeddings == "local":
+        from langchain_tiered_memory import LocalEmbeddings
+
+        base = LocalEmbeddings.default()
+    else:
+        base = HashingEmbeddings()
+    rng = random.Random(7)
+    queries = [
+        f"{rng.choice(TOPICS)} {rng.choice(['again', 'today', 'tomorrow', 'next week'])} {i}"
+        for i in range(args.queries)
+    ]
+    print(environment())
+    rows = []
+    for n in args.sizes:
+        target = MemoryScope("target")
+        ops = make_records(n, target, rng)
+        for u in range(args.other_users):
+            ops += make_records(max(1, n // 10), MemoryScope(f"other-{u}"), rng)
+        results: dict[str, list[float]] = {}
+        ingest: dict[str, float] = {}
+        with tempfile.TemporaryDirectory() as tmp:
+            memory = TieredMemory.open(tmp, embeddings=base, durable_writes=False)
+            try:
+                ingest["embedded"] = fill(memory.store, ops)
+                tool = memory.for_user("target").procedural
+                for k in range(50):
+                    tool.record_tool_use(ToolUsageRecord(
+                        tool_name=f"tool{k % 5}", success=k % 3 != 0,
+                        error_message="" if k % 3 else "410 Gone: use v2"))
+                results["embedded"] = measure(memory, queries, args.budget)
+            finally:
+                memory.close()
+        if n <= args.skip_inmemory_above:
+            emb = CachedEmbeddings(base)
+            store = InMemoryStore(index={"dims": len(emb.embed_query("x")), "embed": emb,
+                                         "fields": ["text"]})
+            memory = TieredMemory(store)
+            ingest["InMemoryStore"] = fill(store, ops)
+            results["InMemoryStore"] = measure(memory, queries, args.budget)
+        base_p50 = percentile(results.get("InMemoryStore", [float("nan")]), 50)
+        for name, times in results.items():
+            p50 = percentile(times, 50)
+            rows.append([name, f"{n:,}", fmt(ingest[name], 1), fmt(p50, 1),
+                         fmt(percentile(times, 99), 1), ratio(p50, base_p50)])
+    print(format_table(
+        ["store", "memories (target user)", "ingest s", "p50 ms", "p99 ms", "p50 vs InMemoryStore"],
+        rows,
+    ))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,85 @@
+"""Every notebook runs top to bottom, offline, in a temporary working directory.
+
+The kernel talks to the test over Unix sockets (IPC transport, no TCP port),
+and its first cell disables every non-Unix socket with ``pytest-socket``, so
+a notebook that reached for the network would fail here.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import nbformat
+import pytest
+from jupyter_client.manager import KernelManager
+from nbclient import NotebookClient
+
+pytestmark = pytest.mark.integration
+
+NOTEBOOK_DIR = Path(__file__).resolve().parents[2] / "notebooks"
+NOTEBOOKS = sorted(NOTEBOOK_DIR.glob("*.ipynb"))
+MODEL_SWITCH = 'model = load_chat_model("offline")  # or "openai:'
+NO_NETWORK = "import pytest_socket\npytest_socket.disable_socket(allow_unix_socket=True)"
+STILL_NO_NETWORK = """
+import socket
+try:
+    socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+except pytest_socket.SocketBlockedError:
+    pass
+else:
+    raise AssertionError("the network was reachable from the notebook's kernel")
+"""
+CELL_TIMEOUT = 180
+BUDGET_SECONDS = 60
+
+
+def test_the_four_notebooks_are_there() -> None:
+    assert [p.name for p in NOTEBOOKS] == [
+        "01_quickstart.ipynb",
+        "02_tiers.ipynb",
+        "03_agent_graph.ipynb",
+        "04_evaluation.ipynb",
+    ]
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_notebook_is_committed_clean_with_a_model_switch(path: Path) -> None:
+    nb = nbformat.read(path, as_version=4)
+    nbformat.validate(nb)
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert all(not c.outputs and c.execution_count is None for c in code), "clear the outputs"
+    # One line near the top switches the whole notebook to a real model.
+    assert any(MODEL_SWITCH in c.source for c in code[:2])
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_notebook_runs_offline(path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.setenv("MPLBACKEND", "Agg")
+    nb = nbformat.read(path, as_version=4)
+    nb.cells.insert(0, nbformat.v4.new_code_cell(NO_NETWORK))
+    nb.cells.append(nbformat.v4.new_code_cell(STILL_NO_NETWORK))
+    km = KernelManager(kernel_name="python3", transport="ipc", ip=str(tmp_path / "kernel"))
+    client = NotebookClient(
+        nb,
+        km=km,
+        timeout=CELL_TIMEOUT,
+        allow_errors=False,
+        resources={"metadata": {"path": str(tmp_path)}},
+    )
+    started = time.perf_counter()
+    client.execute()
+    elapsed = time.perf_counter() - started
+    errors = [
+        output
+        for cell in nb.cells
+        for output in cell.get("outputs", [])
+        if output.output_type == "error"
+    ]
+    assert errors == []
+    assert elapsed < 3 * BUDGET_SECONDS, f"{path.name} took {elapsed:.0f} s"
+    # Nothing was written next to the notebooks.
+    assert sorted(p.name for p in NOTEBOOK_DIR.iterdir()) == sorted(p.name for p in NOTEBOOKS)

@@ -1,0 +1,198 @@
+"""Export / import: a user's memories survive a round trip, also across engines.
+
+One user's memories of every tier are exported to JSON Lines and imported into
+an empty store on the same or the other engine. The import must give back the
+same records (namespaces, keys, values, timestamps) and the same answers to
+the same queries: ids in the same order, with the same scores, and the same
+assembled context.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from reliability_helpers import open_memory
+
+from langchain_tiered_memory import (
+    Episode,
+    InvalidInputError,
+    TieredMemory,
+    ToolUsageRecord,
+    TrajectoryStep,
+)
+from langchain_tiered_memory.fakes import FakeClock
+
+USER = "alice"
+QUERIES = [
+    "Where should we eat tonight?",
+    "deploy the payments service",
+    "book a flight to Lisbon",
+    "what music do I like",
+    "search tool keeps timing out",
+]
+PAIRS = [("embedded", "client"), ("client", "embedded"), ("embedded", "embedded")]
+
+
+def populate(memory: TieredMemory, clock: FakeClock) -> None:
+    alice = memory.for_user(USER)
+    bob = memory.for_user("bob")
+    facts = [
+        "Allergic to shellfish",
+        "Vegetarian since 2019",
+        "Loves jazz and bossa nova",
+        "Works as a data engineer",
+        "Prefers aisle seats on flights",
+        "Has a dog named Pixel",
+    ]
+    for i, fact in enumerate(facts):
+        alice.semantic.store_fact(USER, fact, confidence=0.6 + 0.05 * i)
+        clock.advance(hours=3)
+    alice.semantic.store_fact("lisbon", "Capital of Portugal", entity_type="place")
+    alice.remember("I live in Porto and I work at Acme.")
+    for i, (task, outcome) in enumerate(
+        [
+            ("Deploy the payments service to staging", "failure"),
+            ("Book a flight to Lisbon for the conference", "success"),
+            ("Find a vegetarian restaurant near the office", "success"),
+            ("Deploy the search service with a canary", "partial"),
+            ("Summarise the jazz festival programme", "success"),
+        ]
+    ):
+        alice.episodic.record(
+            Episode(
+                task_description=task,
+                outcome=outcome,
+                reflection=f"Lesson {i}: check the plan before acting",
+                session_id=f"s{i % 2}",
+                tags=["work" if "Deploy" in task else "life"],
+                importance=0.3 + 0.1 * i,
+                created_at=clock(),
+                trajectory=[
+                    TrajectoryStep(action="tool_call: search", observation="ok", timestamp=clock())
+                ],
+            )
+        )
+        clock.advance(days=1)
+    for i in range(6):
+        alice.procedural.record_tool_use(
+            ToolUsageRecord(
+                tool_name="search",
+                success=i % 3 != 0,
+                error_message="" if i % 3 else "timeout after 30 s",
+                execution_time_ms=100.0 + i,
+                timestamp=clock(),
+            )
+        )
+    alice.procedural.register_strategy("canary deploys", "Deploy to 5% first", "deploying")
+    alice.procedural.update_strategy_outcome("canary deploys", True)
+    alice.procedural.register_strategy("book early", "Book flights a month ahead", "travel")
+    alice.procedural.set_preference("tone", "concise")
+    bob.semantic.store_fact("bob", "Allergic to peanuts", confidence=0.9)
+    bob.episodic.record(Episode(task_description="Deploy bob's blog", outcome="success"))
+
+
+def answers(memory: TieredMemory) -> dict[str, Any]:
+    u = memory.for_user(USER)
+    out: dict[str, Any] = {}
+    for q in QUERIES:
+        out[f"search:{q}"] = [(i.key, round(i.score, 6)) for i in u.search(q, top_k=10)]
+        out[f"context:{q}"] = u.build_memory_context(q, 600).text
+        out[f"similar:{q}"] = [
+            (s.episode.episode_id, round(s.score.total, 6))
+            for s in u.episodic.retrieve_similar(q, top_k=5)
+        ]
+        out[f"semantic:{q}"] = [
+            (h.kind, h.entity_id, h.text, round(h.score or 0.0, 6))
+            for h in u.semantic.semantic_search(q, top_k=8)
+        ]
+        out[f"strategies:{q}"] = [
+            (s.strategy.name, round(s.score, 6)) for s in u.procedural.get_applicable_strategies(q)
+        ]
+    out["recent"] = [e.episode_id for e in u.episodic.retrieve_recent(10)]
+    out["session"] = [e.episode_id for e in u.episodic.get_session_episodes("s1")]
+    out["profile"] = u.semantic.retrieve_entity_context(USER).text
+    out["guidance"] = repr(u.procedural.get_tool_guidance("search"))
+    out["injection"] = u.procedural.get_context_injection("deploying")
+    return out
+
+
+def records(memory: TieredMemory, *, timestamps: bool) -> dict[tuple[Any, ...], Any]:
+    out = {}
+    for r in memory.export_user(USER):
+        if "access" in r["namespace"]:
+            continue  # access statistics change with every read
+        stamp = (r["created_at"], r["updated_at"]) if timestamps else ()
+        out[(tuple(r["namespace"]), r["key"])] = (r["value"], *stamp)
+    return out
+
+
+def round_trip(source_engine: str, target_engine: str, workdir: Path) -> tuple[Any, ...]:
+    clock = FakeClock()
+    source = open_memory(source_engine, workdir / "a", clock=clock)
+    target = open_memory(target_engine, workdir / "b", clock=clock)
+    try:
+        populate(source, clock)
+        clock.advance(days=2)
+        path = workdir / "alice.jsonl"
+        count = source.export_jsonl(USER, path)
+        assert count == len(list(source.export_user(USER))) > 20
+        assert target.import_jsonl(path) == count
+        return (
+            records(source, timestamps=False),
+            records(target, timestamps=False),
+            records(source, timestamps=True),
+            records(target, timestamps=True),
+            answers(source),
+            answers(target),
+            target.users(),
+        )
+    finally:
+        source.close()
+        target.close()
+
+
+@pytest.mark.parametrize(("source", "target"), PAIRS)
+def test_round_trip_gives_back_the_same_memories_and_answers(
+    source: str, target: str, workdir: Path
+) -> None:
+    src, dst, _, _, src_answers, dst_answers, users = round_trip(source, target, workdir)
+    assert users == [USER]  # nothing of bob came along
+    assert dst == src
+    for key in src_answers:
+        assert dst_answers[key] == src_answers[key], key
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="import_jsonl writes records with store.batch(PutOp), so the store stamps them with "
+    "the import time: the exported created_at/updated_at of every record are lost",
+)
+def test_round_trip_keeps_record_timestamps(workdir: Path) -> None:
+    _, _, src, dst, *_ = round_trip("embedded", "client", workdir)
+    assert dst == src
+
+
+def test_import_rejects_a_bad_line_and_writes_nothing(memory: TieredMemory, workdir: Path) -> None:
+    memory.for_user(USER).remember("I live in Porto.")
+    path = workdir / "bad.jsonl"
+    memory.export_jsonl(USER, path)
+    good = path.read_text("utf-8")
+    path.write_text(good + '{"format": "something-else"}\n', "utf-8")
+    memory.forget_user(USER)
+    with pytest.raises(InvalidInputError, match=r"bad\.jsonl:\d+"):
+        memory.import_jsonl(path)
+    assert list(memory.export_user(USER)) == []
+
+
+def test_import_is_idempotent(memory: TieredMemory, workdir: Path) -> None:
+    alice = memory.for_user(USER)
+    alice.remember("I live in Porto.")
+    alice.episodic.record(Episode(task_description="Plan the week", outcome="success"))
+    path = workdir / "a.jsonl"
+    n = memory.export_jsonl(USER, path)
+    before = records(memory, timestamps=False)
+    assert memory.import_jsonl(path) == n
+    assert memory.import_jsonl(path) == n
+    assert records(memory, timestamps=False) == before
