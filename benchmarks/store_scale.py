@@ -394,6 +394,7 @@ def run(config: Config) -> list[dict[str, Any]]:
                     continue
                 print(f"[store_scale] {engine} at {n:,} points ...", file=sys.stderr, flush=True)
                 row = run_isolated(run_engine, engine, n, config, workdir, isolated=config.isolated)
+                print(f"[store_scale] {json.dumps(row)}", file=sys.stderr, flush=True)
                 rows.append(row)
     finally:
         if config.workdir is None:

@@ -41,8 +41,8 @@ from langchain_tiered_memory.errors import InvalidInputError
 
 __all__ = [
     "ITEM_FIELDS",
-    "MAX_DEPTH",
     "MARK_TEXT_LIMIT",
+    "MAX_DEPTH",
     "MAX_VALUE_BYTES",
     "build_payload",
     "dumps",

@@ -23,10 +23,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from reliability_helpers import WordEmbeddings  # noqa: E402
+from reliability_helpers import WordEmbeddings
 
-from langchain_tiered_memory import TieredMemory  # noqa: E402
-from langchain_tiered_memory.fakes import HashingEmbeddings  # noqa: E402
+from langchain_tiered_memory import TieredMemory
+from langchain_tiered_memory.fakes import HashingEmbeddings
 
 
 def hold(path: str) -> None:
@@ -55,20 +55,25 @@ def optimize(path: str, start: int) -> None:
     store = make_store("embedded", Path(path), WordEmbeddings(), dims=32)
     print("ready", flush=True)
     stop = threading.Event()
+    lock = threading.Lock()
+
+    def say(line: str) -> None:
+        with lock:  # one whole line at a time from either thread
+            print(line, flush=True)
 
     def writer() -> None:
         i = start
         while not stop.is_set():
             store.put(("opt", "live"), f"w{i}", {"text": f"written during optimize {i}"})
-            print(f"ack {i}", flush=True)
+            say(f"ack {i}")
             i += 1
 
     thread = threading.Thread(target=writer, daemon=True)
     thread.start()
     time.sleep(0.05)
-    print("optimizing", flush=True)
+    say("optimizing")
     result = store.optimize()
-    print(f"optimized {result}", flush=True)
+    say(f"optimized {result}")
     stop.set()
     thread.join()
     store.close()

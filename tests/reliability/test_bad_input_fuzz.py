@@ -70,7 +70,7 @@ CALLS: dict[str, Callable[[TieredMemory, list[Any]], Any]] = {
     "remember": lambda m, a: m.for_user("fuzz").remember(a[0], a[1]),
     "search": lambda m, a: m.for_user("fuzz").search(a[0], a[1]),
     "build_memory_context": lambda m, a: m.for_user("fuzz").build_memory_context(a[0], a[1]),
-    "forget": lambda m, a: m.for_user("fuzz").forget(a[0], min_score=a[1]),
+    "forget": lambda m, a: m.for_user("fuzz").forget(a[0], min_overlap=a[1]),
     "store_fact": lambda m, a: m.for_user("fuzz").semantic.store_fact(
         a[0], a[1], confidence=a[2], attribute=a[3], value=a[4]
     ),
@@ -163,7 +163,7 @@ def snapshot(memory: TieredMemory) -> list[Any]:
 
 
 @settings(
-    max_examples=150,
+    max_examples=100,
     deadline=None,
     suppress_health_check=[
         HealthCheck.too_slow,

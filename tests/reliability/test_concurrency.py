@@ -66,9 +66,7 @@ async def task_worker(memory: TieredMemory, n: int) -> None:
     user = memory.for_user(f"user{n % USERS}")
     for i in range(ROUNDS):
         await user.episodic.arecord(_episode(worker, i))
-        await user.semantic.astore_fact(
-            f"{worker}-e{i}", f"{worker} fact {i}", entity_type="thing"
-        )
+        await user.semantic.astore_fact(f"{worker}-e{i}", f"{worker} fact {i}", entity_type="thing")
         await user.procedural.arecord_tool_use(_tool_use(worker, i))
         ctx = await user.abuild_memory_context(f"{worker} deployment {i}", 500)
         assert ctx.tokens <= 500 and not ctx.errors, ctx.errors

@@ -154,7 +154,7 @@ def crash_and_resume(workdir: Path, episodes: int, kills: int, seed: int) -> dic
 def test_sigkill_during_consolidation_then_resume_applies_each_episode_once(
     workdir: Path,
 ) -> None:
-    print(crash_and_resume(workdir, episodes=60, kills=1, seed=3))
+    print(crash_and_resume(workdir, episodes=40, kills=1, seed=3))
 
 
 @pytest.mark.slow

@@ -25,7 +25,20 @@ from reliability_helpers import CHILD, REPO, WordEmbeddings, make_store
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL is POSIX-only")
 
-WORDS = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu".split()
+WORDS = [
+    "alpha",
+    "beta",
+    "gamma",
+    "delta",
+    "epsilon",
+    "zeta",
+    "eta",
+    "theta",
+    "iota",
+    "kappa",
+    "lambda",
+    "mu",
+]
 
 
 def _store(path: Path) -> Any:
@@ -116,7 +129,7 @@ def crash_optimize(workdir: Path, rounds: int, per_round: int, seed: int) -> dic
         kept |= k
         deleted |= d
         last = r == rounds
-        new_acks, finished = run_child(path, next_write, None if last else rng.uniform(0.05, 0.8))
+        new_acks, finished = run_child(path, next_write, None if last else rng.uniform(0.02, 0.3))
         acked |= new_acks
         next_write = max(acked, default=next_write) + 1_000
         mid_optimize_kills += not finished and not last

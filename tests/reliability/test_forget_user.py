@@ -58,9 +58,7 @@ def populate(memory: TieredMemory, uid: str, secrets: list[str]) -> None:
                 task_description=f"Plan a trip to {s1}",
                 outcome="failure",
                 reflection=f"{s2} was closed",
-                trajectory=[
-                    TrajectoryStep(action="tool_call: booking", observation=f"error {s3}")
-                ],
+                trajectory=[TrajectoryStep(action="tool_call: booking", observation=f"error {s3}")],
             )
         )
         u.procedural.record_tool_use(
@@ -77,7 +75,7 @@ def populate(memory: TieredMemory, uid: str, secrets: list[str]) -> None:
         )
     memory.flush()
     main = memory.for_user(uid)
-    assert main.forget(f"{s0} music", min_score=0.0)  # soft delete: trash + audit record
+    assert main.forget(f"Loves {s0} music")  # soft delete: trash + audit record
     assert main.consolidate().episodes_processed >= 1  # consolidation cursor and run records
 
 

@@ -30,6 +30,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
+from reliability_helpers import fast_dir, open_memory
 
 from langchain_tiered_memory import (
     Episode,
@@ -39,8 +40,6 @@ from langchain_tiered_memory import (
     TrajectoryStep,
 )
 from langchain_tiered_memory.tiers.scope import MemoryScope, normalize_id
-
-from reliability_helpers import fast_dir, open_memory
 
 SESSION = "shared-session"  # every user uses the same session id, tool and strategy names
 TOOL = "search"
@@ -252,6 +251,7 @@ def test_no_scope_ever_reads_another_scopes_memory(engine: str, examples: int) -
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(3600)  # client local mode is a brute-force scan: about 10 minutes
 @pytest.mark.parametrize("engine", ["embedded", "client"])
 def test_ten_thousand_queries_zero_foreign_items(engine: str) -> None:
     total = 0

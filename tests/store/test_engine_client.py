@@ -7,7 +7,7 @@ import uuid
 
 import pytest
 from langgraph.store.base import IndexConfig
-from qdrant_client import AsyncQdrantClient, QdrantClient
+from qdrant_client import AsyncQdrantClient, QdrantClient, models
 
 from langchain_tiered_memory.errors import ConfigurationError
 from langchain_tiered_memory.fakes import HashingEmbeddings
@@ -81,3 +81,28 @@ def test_server_round_trip() -> None:
     finally:
         store.engine.client.delete_collection(collection)  # type: ignore[union-attr]
         store.close()
+
+
+def test_collection_without_the_payload_format_is_refused() -> None:
+    client = QdrantClient(":memory:")
+    client.create_collection("memories", vectors_config={})  # an older store, or not ours
+    with pytest.raises(ConfigurationError, match=r"payload format None.*new collection"):
+        QdrantMemoryStore.from_client(client)
+
+
+def test_range_filter_asks_for_a_float_index_once() -> None:
+    client = QdrantClient(":memory:")
+    store = QdrantMemoryStore.from_client(client)
+    calls: list[tuple[str, object]] = []
+    create = client.create_payload_index
+
+    def spy(**kwargs: object) -> object:
+        calls.append((str(kwargs["field_name"]), kwargs["field_schema"]))
+        return create(**kwargs)
+
+    client.create_payload_index = spy  # type: ignore[method-assign]
+    for i in range(5):
+        store.put(("r",), f"k{i}", {"n": i, "tag": "a"})
+    assert len(store.search(("r",), filter={"n": {"$gte": 3}})) == 2
+    assert len(store.search(("r",), filter={"n": {"$lt": 1}, "tag": "a"})) == 1
+    assert calls == [("value.n", models.PayloadSchemaType.FLOAT)]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import threading
@@ -9,7 +10,8 @@ import time
 from pathlib import Path
 
 import pytest
-from langgraph.store.base import IndexConfig
+import qdrant_edge as qe
+from langgraph.store.base import IndexConfig, PutOp
 
 from langchain_tiered_memory.errors import ConfigurationError, StoreLockedError
 from langchain_tiered_memory.fakes import FakeClock, HashingEmbeddings
@@ -220,3 +222,63 @@ def test_real_local_embedder_hybrid(tmp_path: Path) -> None:
             == "m1"
         )
         assert s.search(("mem",), query="container crashed out of memory", limit=1)[0].key == "m5"
+
+
+def test_store_of_an_older_payload_format_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "db"
+    with QdrantMemoryStore.embedded(path) as s:
+        s.put(("a",), "k", {"v": 1})
+    meta_path = path / "memories" / "tiered_memory_store.json"
+    meta = json.loads(meta_path.read_text())
+    meta_path.write_text(json.dumps({**meta, "format": 1}))
+    with pytest.raises(ConfigurationError, match=r"format 1.*new path"):
+        QdrantMemoryStore.embedded(path)
+    meta_path.write_text(json.dumps(meta))
+    with QdrantMemoryStore.embedded(path) as s:  # nothing was locked or changed
+        assert s.search(("a",), filter={"v": 1})[0].key == "k"
+
+
+def _float_indexes(store: QdrantMemoryStore) -> set[str]:
+    shard = store.engine.shard  # type: ignore[union-attr]
+    schema = shard.info().payload_schema
+    return {k for k, v in schema.items() if v.data_type == qe.PayloadSchemaType.Float}
+
+
+def _raw_count(store: QdrantMemoryStore, key: str, **bounds: float) -> int:
+    """Count straight on the shard, bypassing the store (which would index the field)."""
+    shard = store.engine.shard  # type: ignore[union-attr]
+    cond = qe.FieldCondition(key, range=qe.RangeFloat(**bounds))
+    return int(shard.count(qe.CountRequest(exact=True, filter=qe.Filter(must=[cond]))))
+
+
+def test_range_filters_index_their_field_once_with_the_same_results(tmp_path: Path) -> None:
+    path = tmp_path / "db"
+    values = {f"k{i}": {"n": i if i % 2 else i + 0.5, "m": {"t": i}} for i in range(40)}
+    values["text"] = {"n": "12"}  # strings never match a range, indexed or not
+    with QdrantMemoryStore.embedded(path) as s:
+        s.batch([PutOp(("r",), k, v) for k, v in values.items()])
+        before = _raw_count(s, "value.n", gte=10, lt=20)
+        assert _float_indexes(s) == set()
+        found = s.search(("r",), filter={"n": {"$gte": 10, "$lt": 20}}, limit=100)
+        assert sorted(i.value["n"] for i in found) == [
+            10.5,
+            11,
+            12.5,
+            13,
+            14.5,
+            15,
+            16.5,
+            17,
+            18.5,
+            19,
+        ]
+        assert _float_indexes(s) == {"value.n"}
+        assert _raw_count(s, "value.n", gte=10, lt=20) == before == 10
+        s.search(("r",), filter={"m": {"t": {"$lte": 3}}})
+        assert _float_indexes(s) == {"value.n", "value.m.t"}
+        s.put(("r",), "late", {"n": 15})  # written after the index exists
+    with QdrantMemoryStore.embedded(path) as s:
+        assert _float_indexes(s) == {"value.n", "value.m.t"}  # kept, not rebuilt
+        found = s.search(("r",), filter={"n": {"$gt": 14, "$lte": 15}}, limit=100)
+        assert sorted(i.key for i in found) == ["k14", "k15", "late"]
+        assert len(s.search(("r",), filter={"m": {"t": {"$lte": 3}}})) == 4

@@ -1,0 +1,99 @@
+"""Value equality filters on every Qdrant engine agree with ``InMemoryStore``.
+
+Equality runs through keyword markers (``value_marks``) rather than through
+conditions on ``value.<field>``, so the edge cases of Python equality are
+pinned here: ``1 == 1.0``, ``"1" != 1``, ``None`` matching a missing field,
+long strings (hashed in the marker), exact big integers, ``$ne`` on all of them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from conftest import StoreFactory
+from langgraph.store.memory import InMemoryStore
+
+LONG = "x" * 200
+VALUES: dict[str, dict[str, Any]] = {
+    "int": {"x": 1},
+    "float": {"x": 1.0},
+    "half": {"x": 1.5},
+    "str": {"x": "1"},
+    "null": {"x": None},
+    "missing": {"y": 1},
+    "list": {"x": [1]},
+    "list-float": {"x": [1.0]},
+    "empty-list": {"x": []},
+    "object": {"x": {"y": None}},
+    "object-full": {"x": {"y": 2, "z": "a"}},
+    "long": {"x": LONG},
+    "long-other": {"x": LONG[:-1] + "y"},
+    "big": {"x": 2**60},
+    "big-plus-one": {"x": 2**60 + 1},
+    "sum": {"x": 0.1 + 0.2},
+    "zero": {"x": 0},
+    "empty-str": {"x": ""},
+    "colon": {"x": "a:b"},
+}
+
+FILTERS: list[dict[str, Any]] = [
+    {"x": 1},
+    {"x": 1.0},
+    {"x": "1"},
+    {"x": {"$eq": 1.5}},
+    {"x": {"$ne": 1}},
+    {"x": None},
+    {"x": {"$eq": None}},
+    {"x": {"$ne": None}},
+    {"x": LONG},
+    {"x": {"$ne": LONG}},
+    {"x": float(2**60)},
+    {"x": 2**60 + 1},
+    {"x": 0.3},
+    {"x": 0.1 + 0.2},
+    {"x": 0},
+    {"x": ""},
+    {"x": "a:b"},
+    {"x": [1]},
+    {"x": {"y": None}},
+    {"x": {"y": 2}},
+    {"x": {"$eq": {"y": None}}},
+    {"x": {"y": None, "z": None}},
+    {"y": 1, "x": None},
+]
+
+
+def _keys(found: list[Any]) -> list[str]:
+    return sorted(item.key for item in found)
+
+
+def test_equality_filters_agree_with_in_memory_store(qdrant_factory: StoreFactory) -> None:
+    store = qdrant_factory()
+    reference = InMemoryStore()
+    for key, value in VALUES.items():
+        for target in (store, reference):
+            target.put(("f",), key, value)
+            target.put(("other",), key, value)  # never reached through the prefix
+    for flt in FILTERS:
+        expected = _keys(reference.search(("f",), filter=flt, limit=100))
+        assert _keys(store.search(("f",), filter=flt, limit=100)) == expected, flt
+
+
+def test_booleans_are_not_numbers(qdrant_factory: StoreFactory) -> None:
+    # A documented difference from InMemoryStore, where True == 1.
+    store = qdrant_factory()
+    store.put(("b",), "true", {"x": True})
+    store.put(("b",), "one", {"x": 1})
+    assert _keys(store.search(("b",), filter={"x": True})) == ["true"]
+    assert _keys(store.search(("b",), filter={"x": 1})) == ["one"]
+    assert _keys(store.search(("b",), filter={"x": {"$ne": True}})) == ["one"]
+
+
+@pytest.mark.parametrize("flt", [{"x": float("nan")}, {"x": {"$ne": float("inf")}}])
+def test_non_finite_equality_is_refused(qdrant_factory: StoreFactory, flt: dict[str, Any]) -> None:
+    from langchain_tiered_memory.errors import InvalidInputError
+
+    store = qdrant_factory()
+    with pytest.raises(InvalidInputError, match="finite"):
+        store.search(("b",), filter=flt)
