@@ -35,15 +35,29 @@ from langchain_tiered_memory.tiers.semantic_models import Fact
 from langchain_tiered_memory.types import utcnow
 
 TOPICS = [
-    "deploy the payments service", "rotate database credentials", "migrate the orders client",
-    "plan a team dinner", "debug a flaky integration test", "write the quarterly report",
-    "tune the search ranking", "upgrade the Kubernetes cluster", "book travel to Lyon",
-    "review a pull request", "fix a memory leak in the worker", "onboard a new engineer",
+    "deploy the payments service",
+    "rotate database credentials",
+    "migrate the orders client",
+    "plan a team dinner",
+    "debug a flaky integration test",
+    "write the quarterly report",
+    "tune the search ranking",
+    "upgrade the Kubernetes cluster",
+    "book travel to Lyon",
+    "review a pull request",
+    "fix a memory leak in the worker",
+    "onboard a new engineer",
 ]
 VERBS = ["failed because", "worked after", "was slow since", "needed", "was blocked by"]
 CAUSES = [
-    "a wrong readiness probe path", "an expired token", "the 410 Gone endpoint", "a missing index",
-    "rate limiting upstream", "a stale cache", "an off-by-one in pagination", "disk pressure",
+    "a wrong readiness probe path",
+    "an expired token",
+    "the 410 Gone endpoint",
+    "a missing index",
+    "rate limiting upstream",
+    "a stale cache",
+    "an off-by-one in pagination",
+    "disk pressure",
 ]
 
 
@@ -57,20 +71,31 @@ def make_records(n: int, scope: MemoryScope, rng: random.Random) -> list[PutOp]:
         when = now - timedelta(hours=rng.uniform(0, 24 * 365))
         if i % 3 == 0:
             fact = Fact(
-                fact_id=f"f{i}", entity_id=scope.user_id,
+                fact_id=f"f{i}",
+                entity_id=scope.user_id,
                 content=f"{topic.capitalize()} {verb} {cause} (note {scope.user_id}-{i})",
-                confidence=rng.uniform(0.5, 1.0), first_observed=when, last_confirmed=when,
+                confidence=rng.uniform(0.5, 1.0),
+                first_observed=when,
+                last_confirmed=when,
                 valid_from=when,
             )
-            ops.append(PutOp(facts_ns, fact.fact_id, fact.model_dump(mode="json"), index=["content"]))
+            ops.append(
+                PutOp(facts_ns, fact.fact_id, fact.model_dump(mode="json"), index=["content"])
+            )
         else:
             ep = Episode(
-                episode_id=f"e{i}", task_description=f"{topic} #{scope.user_id}-{i}",
-                outcome=rng.choice(list(Outcome)), reflection=f"It {verb} {cause}.",
-                created_at=when, importance=rng.random(),
+                episode_id=f"e{i}",
+                task_description=f"{topic} #{scope.user_id}-{i}",
+                outcome=rng.choice(list(Outcome)),
+                reflection=f"It {verb} {cause}.",
+                created_at=when,
+                importance=rng.random(),
             )
-            ops.append(PutOp(episodes_namespace(scope), ep.episode_id, episode_to_value(ep),
-                             index=["text"]))
+            ops.append(
+                PutOp(
+                    episodes_namespace(scope), ep.episode_id, episode_to_value(ep), index=["text"]
+                )
+            )
     return ops
 
 
@@ -130,28 +155,50 @@ def main(argv: Sequence[str] | None = None) -> None:
                 ingest["embedded"] = fill(memory.store, ops)
                 tool = memory.for_user("target").procedural
                 for k in range(50):
-                    tool.record_tool_use(ToolUsageRecord(
-                        tool_name=f"tool{k % 5}", success=k % 3 != 0,
-                        error_message="" if k % 3 else "410 Gone: use v2"))
+                    tool.record_tool_use(
+                        ToolUsageRecord(
+                            tool_name=f"tool{k % 5}",
+                            success=k % 3 != 0,
+                            error_message="" if k % 3 else "410 Gone: use v2",
+                        )
+                    )
                 results["embedded"] = measure(memory, queries, args.budget)
             finally:
                 memory.close()
         if n <= args.skip_inmemory_above:
             emb = CachedEmbeddings(base)
-            store = InMemoryStore(index={"dims": len(emb.embed_query("x")), "embed": emb,
-                                         "fields": ["text"]})
+            store = InMemoryStore(
+                index={"dims": len(emb.embed_query("x")), "embed": emb, "fields": ["text"]}
+            )
             memory = TieredMemory(store)
             ingest["InMemoryStore"] = fill(store, ops)
             results["InMemoryStore"] = measure(memory, queries, args.budget)
         base_p50 = percentile(results.get("InMemoryStore", [float("nan")]), 50)
         for name, times in results.items():
             p50 = percentile(times, 50)
-            rows.append([name, f"{n:,}", fmt(ingest[name], 1), fmt(p50, 1),
-                         fmt(percentile(times, 99), 1), ratio(p50, base_p50)])
-    print(format_table(
-        ["store", "memories (target user)", "ingest s", "p50 ms", "p99 ms", "p50 vs InMemoryStore"],
-        rows,
-    ))
+            rows.append(
+                [
+                    name,
+                    f"{n:,}",
+                    fmt(ingest[name], 1),
+                    fmt(p50, 1),
+                    fmt(percentile(times, 99), 1),
+                    ratio(p50, base_p50),
+                ]
+            )
+    print(
+        format_table(
+            [
+                "store",
+                "memories (target user)",
+                "ingest s",
+                "p50 ms",
+                "p99 ms",
+                "p50 vs InMemoryStore",
+            ],
+            rows,
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -21,7 +21,7 @@ from collections import Counter, defaultdict
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from langchain_tiered_memory.tiers.scope import ROOT_LABEL
+from langchain_tiered_memory.tiers.scope import ROOT_LABEL, label_to_id
 from langchain_tiered_memory.types import ensure_aware
 
 if TYPE_CHECKING:
@@ -66,7 +66,7 @@ def compute_stats(memory: TieredMemory) -> dict[str, Any]:
         ns = tuple(item.namespace)
         if len(ns) < 4:
             continue
-        user, tier = ns[1], ns[3]
+        user, tier = label_to_id(ns[1]), ns[3]
         sub = ns[4] if len(ns) > 4 else ""
         value = item.value
         if tier == "_audit":

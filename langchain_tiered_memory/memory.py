@@ -36,7 +36,7 @@ from langchain_tiered_memory.embedding_cache import CachedEmbeddings
 from langchain_tiered_memory.errors import ConfigurationError, InvalidInputError
 from langchain_tiered_memory.tiers.episodic import EpisodicConfig
 from langchain_tiered_memory.tiers.procedural import ProceduralConfig
-from langchain_tiered_memory.tiers.scope import ROOT_LABEL, MemoryScope, normalize_id
+from langchain_tiered_memory.tiers.scope import ROOT_LABEL, MemoryScope, label_to_id, normalize_id
 from langchain_tiered_memory.tiers.semantic_models import SemanticMemoryConfig
 from langchain_tiered_memory.tokens import TokenCounter
 from langchain_tiered_memory.types import utcnow
@@ -183,7 +183,7 @@ class TieredMemory:
         namespaces = self.store.list_namespaces(prefix=(ROOT_LABEL,), max_depth=2, limit=100_000)
         candidates = sorted({ns[1] for ns in namespaces if len(ns) >= 2})
         # Some stores keep emptied namespaces listed: a user is one with at least one item.
-        return [u for u in candidates if self.store.search((ROOT_LABEL, u), limit=1)]
+        return [label_to_id(u) for u in candidates if self.store.search((ROOT_LABEL, u), limit=1)]
 
     def _record_error(self, kind: str, exc: BaseException) -> None:
         logger.warning("memory %s failed: %r", kind, exc)
@@ -212,7 +212,7 @@ class TieredMemory:
 
     def export_user(self, user_id: str) -> Iterator[dict[str, Any]]:
         """Yield every record of a user (all tiers and agents) as JSON-ready dicts."""
-        prefix = (ROOT_LABEL, normalize_id(user_id, what="user_id"))
+        prefix = MemoryScope(user_id).user_prefix
         for item in self._scan(prefix):
             yield {
                 "format": EXPORT_FORMAT,
@@ -273,10 +273,11 @@ class TieredMemory:
             How many store records were deleted.
         """
         uid = normalize_id(user_id, what="user_id")
+        prefix = MemoryScope(uid).user_prefix
         if self.writer is not None:
             self.writer.flush()
-            self.writer.purge((ROOT_LABEL, uid))
-        items = list(self._scan((ROOT_LABEL, uid)))
+            self.writer.purge(prefix)
+        items = list(self._scan(prefix))
         ops = [PutOp(tuple(i.namespace), i.key, None) for i in items]
         for start in range(0, len(ops), 256):
             self.store.batch(ops[start : start + 256])

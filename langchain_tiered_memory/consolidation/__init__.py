@@ -1,4 +1,4 @@
-"""Consolidation and forgetting: policy (what to forget), mechanism (trash, audit, purge), passes."""
+"""Consolidation and forgetting: policy, mechanism (trash, audit, purge) and passes."""
 
 from langchain_tiered_memory.consolidation.consolidator import (
     ConsolidationReport,

@@ -14,37 +14,64 @@ Example:
 
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass
 
 from langchain_tiered_memory.errors import InvalidInputError
 from langchain_tiered_memory.types import Namespace
 
-__all__ = ["ROOT_LABEL", "MemoryScope", "normalize_id"]
+__all__ = ["ROOT_LABEL", "MemoryScope", "id_to_label", "label_to_id", "normalize_id"]
 
 ROOT_LABEL = "tiered_memory"
 _NO_AGENT = "_"
 _MAX_ID_LENGTH = 256
 
 
+_FOLDED_WHITESPACE = frozenset("\t\n\r\x0b\x0c")
+_RESERVED_IDS = frozenset({"*"})
+
+
 def normalize_id(value: str, *, what: str = "id") -> str:
-    """Normalise an identifier: strip, collapse inner whitespace, lower-case.
+    """Normalise an identifier: Unicode NFC, strip, collapse whitespace, lower-case.
+
+    Tabs and newlines fold into single spaces; every other control character
+    (including the information separators U+001C to U+001F, which ``str.split``
+    would also treat as spaces) is rejected, so two distinct ids never collide.
 
     Raises:
-        InvalidInputError: Not a string, empty after stripping, too long, or
-            containing control characters.
+        InvalidInputError: Not a string, empty after stripping, too long, reserved
+            (``"*"`` is LangGraph's namespace wildcard), or containing control characters.
     """
     if not isinstance(value, str):
         raise InvalidInputError(f"{what} must be a string, got {type(value).__name__} {value!r}")
-    cleaned = " ".join(value.split()).lower()
+    if any((ord(ch) < 32 and ch not in _FOLDED_WHITESPACE) or 127 <= ord(ch) < 160 for ch in value):
+        raise InvalidInputError(f"{what} {value!r} contains control characters: remove them")
+    cleaned = " ".join(unicodedata.normalize("NFC", value).split()).lower()
     if not cleaned:
         raise InvalidInputError(f"{what} is empty: pass a non-empty string such as 'alice'")
     if len(cleaned) > _MAX_ID_LENGTH:
         raise InvalidInputError(
             f"{what} is {len(cleaned)} characters long: use at most {_MAX_ID_LENGTH}"
         )
-    if any(ord(ch) < 32 or ord(ch) == 127 for ch in cleaned):
-        raise InvalidInputError(f"{what} {value!r} contains control characters: remove them")
+    if cleaned in _RESERVED_IDS:
+        raise InvalidInputError(
+            f"{what} {value!r} is reserved (a namespace wildcard): choose another"
+        )
     return cleaned
+
+
+def id_to_label(value: str) -> str:
+    """The namespace label of a normalised id: ``%`` and ``.`` percent-encoded.
+
+    LangGraph stores reject ``.`` in namespace labels, so ``"alice.smith@example.com"``
+    is stored under the label ``"alice%2esmith@example.com"``.
+    """
+    return value.replace("%", "%25").replace(".", "%2e")
+
+
+def label_to_id(label: str) -> str:
+    """Inverse of :func:`id_to_label`."""
+    return label.replace("%2e", ".").replace("%25", "%")
 
 
 @dataclass(frozen=True)
@@ -70,12 +97,13 @@ class MemoryScope:
     @property
     def prefix(self) -> Namespace:
         """The namespace prefix that holds everything of this scope."""
-        return (ROOT_LABEL, self.user_id, self.agent_id or _NO_AGENT)
+        agent = id_to_label(self.agent_id) if self.agent_id else _NO_AGENT
+        return (ROOT_LABEL, id_to_label(self.user_id), agent)
 
     @property
     def user_prefix(self) -> Namespace:
         """The namespace prefix that holds everything of this user, all agents."""
-        return (ROOT_LABEL, self.user_id)
+        return (ROOT_LABEL, id_to_label(self.user_id))
 
     def namespace(self, tier: str, *sub: str) -> Namespace:
         """The namespace of ``tier`` (and optional sub-labels) in this scope."""

@@ -17,7 +17,13 @@ from typing import Any
 import pytest
 from reliability_helpers import make_store, scan_store
 
-from langchain_tiered_memory import Episode, TieredMemory, ToolUsageRecord, TrajectoryStep
+from langchain_tiered_memory import (
+    Episode,
+    InvalidInputError,
+    TieredMemory,
+    ToolUsageRecord,
+    TrajectoryStep,
+)
 from langchain_tiered_memory.fakes import HashingEmbeddings
 from langchain_tiered_memory.memory import DELETIONS_NAMESPACE
 from langchain_tiered_memory.writeback import DurableMemoryWriter
@@ -134,15 +140,10 @@ def test_forget_user_removes_every_record_and_string(engine: str, workdir: Path)
         assert needle not in blob, needle
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="TieredMemory._scan passes the user id to store.list_namespaces(prefix=...), where "
-    "'*' is LangGraph's wildcard: forget_user('*') deletes EVERY user's memories",
-)
-def test_forget_user_star_only_forgets_user_star(memory: TieredMemory) -> None:
+def test_forget_user_star_is_rejected_and_forgets_nobody(memory: TieredMemory) -> None:
     memory.for_user("alice").remember("I live in Lyon.")
-    memory.for_user("*").remember("I live in Paris.")
-    memory.forget_user("*")
+    with pytest.raises(InvalidInputError, match="reserved"):
+        memory.forget_user("*")
     assert list(memory.export_user("alice"))
 
 

@@ -39,7 +39,7 @@ from langchain_tiered_memory import (
     ToolUsageRecord,
     TrajectoryStep,
 )
-from langchain_tiered_memory.tiers.scope import MemoryScope, normalize_id
+from langchain_tiered_memory.tiers.scope import MemoryScope, id_to_label, normalize_id
 
 SESSION = "shared-session"  # every user uses the same session id, tool and strategy names
 TOOL = "search"
@@ -213,7 +213,7 @@ def check_world(world: World, scopes: list[Scope], word: str) -> None:
         for record in exported:
             owners = world.owner_of(repr(record))
             assert all(o[0] == uid for o in owners), f"export_user({uid!r}) has {owners}"
-            assert record["namespace"][1] == uid
+            assert record["namespace"][1] == id_to_label(uid)
         assert exported, f"export_user({uid!r}) is empty"
 
 
@@ -296,33 +296,16 @@ def test_id_normalisation_folds_tabs_and_newlines_into_spaces() -> None:
     assert MemoryScope("a\tb").prefix == MemoryScope("a\nb").prefix == MemoryScope("a b").prefix
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="normalize_id collapses whitespace with str.split(), which also splits on the "
-    "information separators \\x1c-\\x1f: 'org\\x1fbob' silently becomes user 'org bob' "
-    "instead of being rejected as a control character (two composite ids collide)",
-)
 @pytest.mark.parametrize("sep", ["\x1c", "\x1d", "\x1e", "\x1f"])
 def test_information_separators_are_rejected_not_turned_into_spaces(sep: str) -> None:
     with pytest.raises(InvalidInputError):
         MemoryScope(f"org{sep}bob")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="normalize_id does not apply Unicode normalisation: 'é' typed precomposed (U+00E9) "
-    "and decomposed (e + U+0301) look identical but become two different users",
-)
 def test_canonically_equivalent_ids_are_the_same_user() -> None:
     assert MemoryScope("jos\u00e9").prefix == MemoryScope("jose\u0301").prefix
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="user ids containing '.' (e.g. e-mail addresses) are accepted by for_user but every "
-    "Qdrant-store namespace with a '.' label is rejected: writes raise NamespaceError and "
-    "reads fail silently (search returns [], errors only in stats)",
-)
 def test_email_address_user_ids_work_on_the_qdrant_store(engine: str, workdir: Path) -> None:
     memory = open_memory(engine, workdir / "store")
     try:
@@ -334,13 +317,11 @@ def test_email_address_user_ids_work_on_the_qdrant_store(engine: str, workdir: P
         memory.close()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="TieredMemory._scan passes the user id to store.list_namespaces(prefix=...), where "
-    "'*' is LangGraph's wildcard: export_user('*') exports every user's memories",
-)
-def test_export_of_user_star_contains_only_user_star(memory: TieredMemory) -> None:
+def test_user_star_is_rejected_so_wildcards_never_reach_the_store(memory: TieredMemory) -> None:
+    # "*" is LangGraph's namespace wildcard: as a user id it would export (or forget) everyone.
     memory.for_user("alice").remember("I live in Lyon.")
-    memory.for_user("*").remember("I live in Paris.")
-    exported = list(memory.export_user("*"))
-    assert exported and {r["namespace"][1] for r in exported} == {"*"}
+    with pytest.raises(InvalidInputError, match="reserved"):
+        memory.for_user("*")
+    with pytest.raises(InvalidInputError, match="reserved"):
+        list(memory.export_user("*"))
+    assert list(memory.export_user("alice"))
