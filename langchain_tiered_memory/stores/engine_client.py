@@ -27,8 +27,10 @@ Example:
 
 from __future__ import annotations
 
+import threading
 import warnings
 from collections.abc import Generator
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import Any
 
@@ -302,6 +304,10 @@ class ClientEngine:
         self.name = collection
         self.is_async = isinstance(client, AsyncQdrantClient)
         self._indexed: set[str] = set()  # payload fields known to have an index
+        # qdrant-client's local mode is plain Python dicts and numpy arrays, not
+        # thread-safe: one request at a time. Server clients run concurrently.
+        local = type(getattr(client, "_client", None)).__name__ == "QdrantLocal"
+        self._lock: AbstractContextManager[Any] = threading.RLock() if local else nullcontext()
 
     def _sync_call(self, call: Call) -> Any:
         with warnings.catch_warnings():
@@ -316,7 +322,8 @@ class ClientEngine:
     def execute(self, request: Any) -> Any:
         """Run one request on a sync client."""
         try:
-            return run(_calls(self.name, request, self._indexed), self._sync_call)
+            with self._lock:
+                return run(_calls(self.name, request, self._indexed), self._sync_call)
         except (BackendError, ConfigurationError):
             raise
         except Exception as exc:

@@ -88,16 +88,7 @@ async def run_all(memory: TieredMemory) -> list[BaseException]:
     return errors
 
 
-CLIENT_RACE = pytest.mark.xfail(
-    strict=True,
-    reason="ClientEngine calls a qdrant-client local-mode client (QdrantClient(':memory:') or a "
-    "path) from several threads without a lock; local mode is not thread-safe, so concurrent "
-    "writes and searches fail with 'dictionary changed size during iteration', numpy "
-    "broadcast/IndexError (reported as BackendError, and as retrieval errors in contexts)",
-)
-
-
-@pytest.mark.parametrize("engine", ["embedded", pytest.param("client", marks=CLIENT_RACE)])
+@pytest.mark.parametrize("engine", ["embedded", "client"])
 async def test_threads_and_tasks_at_once_give_exact_counts(engine: str, workdir: Path) -> None:
     memory = open_memory(engine, workdir / "store")
     try:
