@@ -20,6 +20,7 @@ Example:
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -95,7 +96,7 @@ class WorkingContext:
         return out
 
 
-class WorkingBuffer:
+class WorkingBuffer(ABC):
     """Base class of the buffers: storage, cached token counts, and the add API.
 
     Subclasses implement :meth:`get_context`. ``add`` accepts a ``BaseMessage``,
@@ -175,9 +176,9 @@ class WorkingBuffer:
         """Forget every stored message."""
         self._log = MessageLog(self.counter)
 
+    @abstractmethod
     def get_context(self) -> WorkingContext:
         """The messages to send next, fitted to ``max_tokens``."""
-        raise NotImplementedError
 
     async def aget_context(self) -> WorkingContext:
         """Async :meth:`get_context` (no I/O: same result)."""
