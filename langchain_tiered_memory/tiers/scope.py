@@ -14,6 +14,7 @@ Example:
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from dataclasses import dataclass
 
@@ -27,6 +28,7 @@ _NO_AGENT = "_"
 _MAX_ID_LENGTH = 256
 
 
+_ESCAPE = re.compile(r"%(25|2e)")
 _FOLDED_WHITESPACE = frozenset("\t\n\r\x0b\x0c")
 _RESERVED_IDS = frozenset({"*"})
 
@@ -70,8 +72,8 @@ def id_to_label(value: str) -> str:
 
 
 def label_to_id(label: str) -> str:
-    """Inverse of :func:`id_to_label`."""
-    return label.replace("%2e", ".").replace("%25", "%")
+    """Inverse of :func:`id_to_label` (decoded left to right, so it is exact)."""
+    return _ESCAPE.sub(lambda m: "%" if m.group(1) == "25" else ".", label)
 
 
 @dataclass(frozen=True)
