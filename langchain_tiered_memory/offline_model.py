@@ -40,56 +40,11 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import BaseModel, Field
 
 from langchain_tiered_memory.errors import ConfigurationError
+from langchain_tiered_memory.text import content_words
 
 __all__ = ["OfflineChatModel", "load_chat_model", "parse_memory_frames"]
 
 _FRAME_OPEN = re.compile(r'^<memory-[0-9a-f]+ section="([a-z_]+)">$')
-_WORD = re.compile(r"[a-z0-9]+")
-_STOP = frozenset(
-    [
-        "a",
-        "an",
-        "and",
-        "are",
-        "as",
-        "at",
-        "be",
-        "by",
-        "can",
-        "do",
-        "for",
-        "from",
-        "have",
-        "how",
-        "i",
-        "in",
-        "is",
-        "it",
-        "me",
-        "my",
-        "of",
-        "on",
-        "or",
-        "please",
-        "should",
-        "that",
-        "the",
-        "this",
-        "to",
-        "was",
-        "we",
-        "what",
-        "when",
-        "where",
-        "which",
-        "who",
-        "why",
-        "will",
-        "with",
-        "you",
-        "your",
-    ]
-)
 _REMEMBER = re.compile(r"^\s*(?:please\s+)?remember(?:\s+that)?\s+(?P<x>.+?)\s*\.?$", re.I)
 _FORGET = re.compile(r"^\s*(?:please\s+)?forget(?:\s+that)?\s+(?P<x>.+?)\s*\.?$", re.I)
 _SEARCH = re.compile(
@@ -114,7 +69,7 @@ def parse_memory_frames(text: str) -> list[tuple[str, str]]:
 
 
 def _words(text: str) -> set[str]:
-    return {w for w in _WORD.findall(text.lower()) if w not in _STOP and len(w) > 2}
+    return content_words(text, min_length=3)
 
 
 def _text(message: BaseMessage) -> str:

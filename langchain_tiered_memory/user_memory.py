@@ -15,7 +15,6 @@ Example:
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -30,6 +29,7 @@ from langchain_tiered_memory.consolidation.consolidator import (
 )
 from langchain_tiered_memory.consolidation.trash import MemoryTrash
 from langchain_tiered_memory.errors import InvalidInputError
+from langchain_tiered_memory.text import word_overlap
 from langchain_tiered_memory.tiers.episodic import EpisodicMemory
 from langchain_tiered_memory.tiers.episodic_models import Episode
 from langchain_tiered_memory.tiers.procedural import ProceduralMemory
@@ -249,55 +249,6 @@ class UserMemory:
             if await self.trash.asoft_delete(ns, key, reason=f"user asked to forget: {query}"):
                 forgotten.append(_fact_to_item(hit))
         return ForgetResult(forgotten)
-
-
-_WORD = re.compile(r"\w+", re.UNICODE)
-_STOP = frozenset(
-    [
-        "a",
-        "an",
-        "and",
-        "are",
-        "as",
-        "at",
-        "be",
-        "by",
-        "do",
-        "for",
-        "from",
-        "i",
-        "i'm",
-        "im",
-        "is",
-        "it",
-        "me",
-        "my",
-        "of",
-        "on",
-        "or",
-        "that",
-        "the",
-        "this",
-        "to",
-        "was",
-        "we",
-        "you",
-        "your",
-        "forget",
-        "remember",
-        "please",
-        "about",
-    ]
-)
-
-
-def word_overlap(a: str, b: str) -> float:
-    """Share of the content words of the shorter text that the other text also has."""
-    wa = {w for w in _WORD.findall(a.lower()) if w not in _STOP}
-    wb = {w for w in _WORD.findall(b.lower()) if w not in _STOP}
-    if not wa or not wb:
-        return 0.0
-    return len(wa & wb) / min(len(wa), len(wb))
 
 
 def _fact_to_item(hit: Any) -> MemoryItem:
