@@ -44,7 +44,7 @@ from langchain_tiered_memory.retrieval.fusion import FusionConfig
 from langchain_tiered_memory.tokens import TokenCounter
 
 REC = TieredConfig()
-BM25_ONLY = replace(REC, lexical_only=True, time_boost=None)
+BM25_ONLY = replace(REC, lexical_only=True, time_boost=None, neighbour_boost=0.0)
 ABLATION = [
     (
         "A1 BM25, analyzer (stopwords + stemming)",
@@ -56,9 +56,13 @@ ABLATION = [
     ("A2 + image caption", replace(BM25_ONLY, lexical_enrich=EnrichConfig(context_before=0))),
     ("A3 + 2 previous turns as context", replace(BM25_ONLY, lexical_enrich=EnrichConfig())),
     ("A4 + turn weight 2", BM25_ONLY),
-    ("A5 + dense, RRF k=60", replace(REC, time_boost=None, fusion=FusionConfig(method="rrf"))),
-    ("A6 + dense, weighted score fusion", replace(REC, time_boost=None)),
-    ("A7 + time-expression boost (= recommended)", REC),
+    (
+        "A5 + dense, RRF k=60",
+        replace(REC, time_boost=None, neighbour_boost=0.0, fusion=FusionConfig(method="rrf")),
+    ),
+    ("A6 + dense, weighted score fusion", replace(REC, time_boost=None, neighbour_boost=0.0)),
+    ("A7 + time-expression boost", replace(REC, neighbour_boost=0.0)),
+    ("A8 + neighbouring-turn boost (= recommended)", REC),
 ]
 WRITE = [
     ("W1 turns + session summaries", replace(REC, write="turns+summaries")),
@@ -121,13 +125,16 @@ def run(args: argparse.Namespace) -> None:
             emb = LocalEmbeddings.default()
             store_emb = emb if args.no_cache else CachedLangChainEmbeddings(emb, doc_embed)
             pipelines += [
-                StorePipeline("S1 QdrantMemoryStore hybrid (store RRF)", "store", store_emb, REC),
                 StorePipeline(
-                    "S2 QdrantMemoryStore + retrieval.fusion (project path)",
-                    "fused",
+                    "S1 QdrantMemoryStore hybrid + neighbour and time boosts (project path)",
+                    "project",
                     store_emb,
                     REC,
                 ),
+                StorePipeline(
+                    "S2 QdrantMemoryStore hybrid, no time boost", "store", store_emb, REC
+                ),
+                StorePipeline("S3 QdrantMemoryStore hybrid with RRF fusion", "rrf", store_emb, REC),
             ]
 
     # One live embedding per question, timed, shared by every dense pipeline.

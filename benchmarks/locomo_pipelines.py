@@ -24,12 +24,17 @@ from langchain_tiered_memory.retrieval import (
     DEFAULT_DENSE_ENRICH,
     DEFAULT_FUSION,
     DEFAULT_LEXICAL_ENRICH,
+    DEFAULT_NEIGHBOUR_BOOST,
     DEFAULT_TIME_BOOST,
 )
 from langchain_tiered_memory.retrieval.enrich import EnrichConfig, Utterance, index_texts
 from langchain_tiered_memory.retrieval.fusion import FusionConfig, fuse
 from langchain_tiered_memory.retrieval.lexical import BM25Index, analyze
-from langchain_tiered_memory.retrieval.rerank import TimeBoost, apply_time_boost
+from langchain_tiered_memory.retrieval.rerank import (
+    TimeBoost,
+    apply_neighbour_boost,
+    apply_time_boost,
+)
 from langchain_tiered_memory.retrieval.temporal import parse_time_expressions
 
 TOP = 20
@@ -41,6 +46,16 @@ def plain_text(t: Turn) -> str:
 
 def utterances(conv: Conversation) -> list[Utterance]:
     return [Utterance(t.speaker, t.text, t.session, t.date, t.caption) for t in conv.turns]
+
+
+def adjacent_turns(conv: Conversation) -> dict[str, list[str]]:
+    """dia_id -> the previous and next turn of the same session."""
+    out: dict[str, list[str]] = {t.dia_id: [] for t in conv.turns}
+    for a, b in zip(conv.turns, conv.turns[1:], strict=False):
+        if a.session == b.session:
+            out[a.dia_id].append(b.dia_id)
+            out[b.dia_id].append(a.dia_id)
+    return out
 
 
 def reference_date(conv: Conversation):  # type: ignore[no-untyped-def]
@@ -154,6 +169,7 @@ class TieredConfig:
     fusion: FusionConfig = DEFAULT_FUSION
     candidates: int = DEFAULT_CANDIDATES
     time_boost: TimeBoost | None = DEFAULT_TIME_BOOST
+    neighbour_boost: float = DEFAULT_NEIGHBOUR_BOOST
     write: str = "turns"  # "turns", "turns+summaries", "turns+facts"
     lexical_only: bool = False
     dense_only: bool = False
@@ -188,6 +204,13 @@ class Tiered:
             self.items += extracted_facts(conv)
         self.texts = [m.plain for m in self.items]
         self.ref = reference_date(conv)
+        n = len(conv.turns)  # turns come first in self.items; summaries and facts have none
+        same = [conv.turns[i].session == conv.turns[i + 1].session for i in range(n - 1)]
+        self.adjacent = {i: [] for i in range(n)}
+        for i, linked in enumerate(same):
+            if linked:
+                self.adjacent[i].append(i + 1)
+                self.adjacent[i + 1].append(i)
         self.bm = BM25Index([analyze(m.lexical, stemming=cfg.stemming) for m in self.items])
         self.mat = None if cfg.lexical_only else embed_docs([m.dense for m in self.items])
 
@@ -207,6 +230,8 @@ class Tiered:
         weights = cfg.fusion.weights
         fcfg = replace(cfg.fusion, weights={k: w for k, w in (weights or {}).items() if k in per})
         fused = fuse(per, fcfg)
+        if cfg.neighbour_boost:
+            fused = apply_neighbour_boost(fused, self.adjacent, cfg.neighbour_boost)
         if cfg.time_boost is not None:
             ranges = parse_time_expressions(q.text, self.ref)
             if ranges:
@@ -220,11 +245,18 @@ class Tiered:
 class StorePipeline:
     """The project's QdrantMemoryStore (embedded engine) and LocalEmbeddings.
 
-    Each turn is a memory ``{"text": turn, "context": previous turns, "dia_id": ...}``
-    under ``("locomo", sample_id)``, indexed on ``["text", "context"]`` (one dense
-    sub-vector per field, MaxSim; BM25 over both). ``mode="store"`` uses the store's own
-    hybrid search; ``mode="fused"`` asks the store for lexical and dense candidates and
-    fuses them with ``retrieval.fusion`` (the recommended default).
+    Each turn is a memory ``{"text": turn, "context": enriched turn, "dia_id": ...}``
+    under ``("locomo", sample_id)``: the store embeds ``text`` (the dense enrichment:
+    ``[date] speaker: turn``) and BM25-indexes ``context`` (``lexical_fields``; the
+    lexical enrichment: previous turns, date, speaker, caption, the turn twice).
+    One ``store.search`` (hybrid) returns the fused top candidates. Modes:
+
+    * ``"project"``: the store's default fusion, then neighbouring turns lend each
+      other score (``retrieval.apply_neighbour_boost``) and the query's time
+      expressions re-rank the candidates (``retrieval.apply_time_boost``): the
+      recommended path;
+    * ``"store"``: the store's default fusion alone (one search of the top 20);
+    * ``"rrf"``: the store with ``FusionConfig(method="rrf")`` (the old default).
     """
 
     uses_dense = False  # the store embeds queries itself
@@ -238,61 +270,51 @@ class StorePipeline:
         self.store = None
 
     def _open(self):  # type: ignore[no-untyped-def]
+        from langchain_tiered_memory.retrieval import FusionConfig
         from langchain_tiered_memory.stores import QdrantMemoryStore
 
-        index = {"dims": 384, "embed": self.embeddings, "fields": ["text", "context"]}
-        self.store = QdrantMemoryStore.embedded(self.tmp.name, index=index, retrieval="hybrid")
-        self.store.setup()
+        index = {"dims": 384, "embed": self.embeddings, "fields": ["text"]}
+        fusion = FusionConfig(method="rrf") if self.mode == "rrf" else self.cfg.fusion
+        self.store = QdrantMemoryStore.embedded(
+            self.tmp.name, index=index, fusion=fusion, lexical_fields=["context"]
+        )
 
     def ingest(self, conv: Conversation, embed_docs: EmbedFn) -> None:
+        from langgraph.store.base import PutOp
+
         if self.store is None:
             self._open()
         assert self.store is not None
         self.ns = ("locomo", conv.sample_id)
         self.ref = reference_date(conv)
         utts = utterances(conv)
-        own = index_texts(utts, replace(self.cfg.dense_enrich, include_date=True))
-        ctx_cfg = EnrichConfig(context_before=2, include_date=False)
-        ctx = [
-            t.rsplit(ctx_cfg.separator, 1)[0] if "\n" in t else ""
-            for t in index_texts(utts, ctx_cfg)
+        dense = index_texts(utts, self.cfg.dense_enrich)
+        lexical = index_texts(utts, self.cfg.lexical_enrich)
+        self.dates = {t.dia_id: t.date for t in conv.turns}
+        self.adjacent = adjacent_turns(conv)
+        ops = [
+            PutOp(self.ns, t.dia_id, {"text": d, "context": lx, "date": t.date.isoformat()})
+            for t, d, lx in zip(conv.turns, dense, lexical, strict=True)
         ]
-        self.texts = []
-        self.dates = {}
-        from langgraph.store.base import PutOp
-
-        ops = []
-        for t, o, c in zip(conv.turns, own, ctx, strict=True):
-            value = {"text": o, "dia_id": t.dia_id, "date": t.date.isoformat()}
-            if c:
-                value["context"] = c
-            ops.append(PutOp(self.ns, t.dia_id, value))
-            self.dates[t.dia_id] = t.date
         for start in range(0, len(ops), 256):
             self.store.batch(ops[start : start + 256])
         self.texts = [plain_text(t) for t in conv.turns]
 
     def search(self, q: Question, qvec: np.ndarray | None) -> list[str]:
         assert self.store is not None
-        if self.mode == "store":
-            hits = self.store.search(self.ns, query=q.text, limit=TOP)
-            return [h.key for h in hits]
-        n = self.cfg.candidates
-        lex = self.store.search(self.ns, query=q.text, limit=n, retrieval="lexical")
-        den = self.store.search(self.ns, query=q.text, limit=n, retrieval="dense")
-        per = {
-            "lexical": {h.key: float(h.score or 0.0) for h in lex},
-            "dense": {h.key: float(h.score or 0.0) for h in den},
-        }
-        per = {k: v for k, v in per.items() if v}
-        weights = self.cfg.fusion.weights or {}
-        fused = fuse(per, replace(self.cfg.fusion, weights={k: weights[k] for k in per}))
-        if self.cfg.time_boost is not None:
-            ranges = parse_time_expressions(q.text, self.ref)
-            if ranges:
-                fused = apply_time_boost(
-                    fused, {k: self.dates[k] for k, _ in fused}, ranges, self.cfg.time_boost
-                )
+        project = self.mode == "project"
+        boost = project and self.cfg.time_boost is not None
+        ranges = parse_time_expressions(q.text, self.ref) if boost else []
+        nb = self.cfg.neighbour_boost if project else 0.0
+        limit = self.cfg.candidates if ranges or nb else TOP
+        hits = self.store.search(self.ns, query=q.text, limit=limit)
+        fused = [(h.key, float(h.score or 0.0)) for h in hits]
+        if nb:
+            fused = apply_neighbour_boost(fused, self.adjacent, nb)
+        if ranges:
+            assert self.cfg.time_boost is not None
+            dates = {k: self.dates[k] for k, _ in fused}
+            fused = apply_time_boost(fused, dates, ranges, self.cfg.time_boost)
         return [k for k, _ in fused[:TOP]]
 
     def close(self) -> None:

@@ -43,10 +43,15 @@ from langchain_tiered_memory.errors import (
     WriteBackError,
     WriteBackTimeoutError,
 )
+from langchain_tiered_memory.llm_calls import LLMTimeoutError
 from langchain_tiered_memory.memory import TieredMemory
 from langchain_tiered_memory.nodes import MemoryAgentContext, MemoryAgentState, create_memory_tools
 from langchain_tiered_memory.offline_model import OfflineChatModel, load_chat_model
-from langchain_tiered_memory.stores import QdrantMemoryStore, RetrievalMode
+from langchain_tiered_memory.stores import (
+    OptimizationStatus,
+    QdrantMemoryStore,
+    RetrievalMode,
+)
 from langchain_tiered_memory.tiers.episodic import EpisodicConfig, EpisodicMemory
 from langchain_tiered_memory.tiers.episodic_conversations import ConversationIndex
 from langchain_tiered_memory.tiers.episodic_models import (
@@ -127,6 +132,7 @@ __all__ = [
     "ForgettingPolicy",
     "HeuristicFactExtractor",
     "InvalidInputError",
+    "LLMTimeoutError",
     "LocalEmbeddings",
     "MemoryAgentContext",
     "MemoryAgentState",
@@ -138,6 +144,7 @@ __all__ = [
     "MemoryTrash",
     "NamespaceError",
     "OfflineChatModel",
+    "OptimizationStatus",
     "Outcome",
     "Priority",
     "PriorityTruncationBuffer",

@@ -5,6 +5,12 @@ episodes, strategies). :class:`CachedEmbeddings` wraps any LangChain
 ``Embeddings`` and keeps the most recent query vectors in a small LRU cache;
 document embeddings pass straight through.
 
+The cache holds recent query *texts* in process memory. :meth:`CachedEmbeddings.clear`
+empties it; :func:`clear_embedding_cache` does so for any embeddings that
+follow the protocol (a :class:`CachedEmbeddings`, or any object with a
+``clear_cache()`` method), and ``TieredMemory.forget_user`` calls it so a
+forgotten user's queries do not stay in memory.
+
 Example:
     >>> from langchain_tiered_memory.fakes import HashingEmbeddings
     >>> emb = CachedEmbeddings(HashingEmbeddings(size=8))
@@ -16,10 +22,11 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from typing import Any
 
 from langchain_core.embeddings import Embeddings
 
-__all__ = ["CachedEmbeddings"]
+__all__ = ["CachedEmbeddings", "clear_embedding_cache"]
 
 
 class CachedEmbeddings(Embeddings):
@@ -28,6 +35,13 @@ class CachedEmbeddings(Embeddings):
     Args:
         inner: The embeddings to wrap.
         maxsize: How many query vectors to keep.
+
+    Example:
+        >>> from langchain_tiered_memory.fakes import HashingEmbeddings
+        >>> emb = CachedEmbeddings(HashingEmbeddings(size=8))
+        >>> _ = emb.embed_query("my address is 1 Main St")
+        >>> emb.clear(), len(emb)
+        (1, 0)
     """
 
     def __init__(self, inner: Embeddings, maxsize: int = 512) -> None:
@@ -37,6 +51,21 @@ class CachedEmbeddings(Embeddings):
         self.misses = 0
         self._cache: OrderedDict[str, list[float]] = OrderedDict()
         self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        """How many query vectors are cached."""
+        with self._lock:
+            return len(self._cache)
+
+    def clear(self) -> int:
+        """Forget every cached query text and vector; returns how many were dropped.
+
+        The hit and miss counters are kept (they hold no text).
+        """
+        with self._lock:
+            dropped = len(self._cache)
+            self._cache.clear()
+        return dropped
 
     def _lookup(self, text: str) -> list[float] | None:
         with self._lock:
@@ -77,3 +106,37 @@ class CachedEmbeddings(Embeddings):
         if vec is not None:
             return list(vec)
         return list(self._keep(text, await self.inner.aembed_query(text)))
+
+
+def clear_embedding_cache(*embeddings: Any) -> int:
+    """Empty the query caches of ``embeddings``; returns how many cached queries were dropped.
+
+    The protocol: a :class:`CachedEmbeddings` (and any ``CachedEmbeddings`` it
+    wraps, through ``inner``) is cleared with :meth:`CachedEmbeddings.clear`; any
+    other object with a callable ``clear_cache()`` method has it called (its
+    return value counts when it is an int). ``None`` and objects without a
+    cache are ignored; each object is cleared once.
+
+    Example:
+        >>> from langchain_tiered_memory.fakes import HashingEmbeddings
+        >>> emb = CachedEmbeddings(HashingEmbeddings(size=8))
+        >>> _ = emb.embed_query("hello")
+        >>> clear_embedding_cache(emb, None, HashingEmbeddings(size=8))
+        1
+    """
+    dropped = 0
+    seen: set[int] = set()
+    for start in embeddings:
+        current = start
+        while current is not None and id(current) not in seen:
+            seen.add(id(current))
+            if isinstance(current, CachedEmbeddings):
+                dropped += current.clear()
+                current = current.inner
+                continue
+            clear_cache = getattr(current, "clear_cache", None)
+            if callable(clear_cache):
+                result = clear_cache()
+                dropped += result if isinstance(result, int) and not isinstance(result, bool) else 0
+            break
+    return dropped

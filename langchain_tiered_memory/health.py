@@ -21,6 +21,7 @@ from collections import Counter, defaultdict
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+from langchain_tiered_memory.tiers.episodic_access import flush_access_buffers
 from langchain_tiered_memory.tiers.scope import ROOT_LABEL, label_to_id
 from langchain_tiered_memory.types import ensure_aware
 
@@ -61,7 +62,9 @@ def compute_stats(memory: TieredMemory) -> dict[str, Any]:
     staleness: Counter[str] = Counter()
     forgetting: Counter[str] = Counter()
     consolidation: Counter[str] = Counter()
-    episodes = accessed = 0
+    episodes = 0
+    accessed: set[tuple[str, str]] = set()  # (user, episode id) with any access event
+    flush_access_buffers(memory.store)  # count accesses still buffered in this process
     for item in memory._scan((ROOT_LABEL,)):
         ns = tuple(item.namespace)
         if len(ns) < 4:
@@ -78,7 +81,9 @@ def compute_stats(memory: TieredMemory) -> dict[str, Any]:
                 consolidation["succeeded" if value.get("ok") else "failed"] += 1
             continue
         if tier == "episodic" and sub == "access":
-            accessed += int(value.get("access_count", 0)) > 0
+            # Raw access events and folded segment heads both name their episode.
+            if isinstance(value.get("episode_id"), str):
+                accessed.add((user, value["episode_id"]))
             continue
         users[user][tier] += 1
         age = now - ensure_aware(item.created_at)
@@ -98,7 +103,7 @@ def compute_stats(memory: TieredMemory) -> dict[str, Any]:
         "users": {u: dict(c) | {"total": sum(c.values())} for u, c in sorted(users.items())},
         "total_items": sum(sum(c.values()) for c in users.values()),
         "growth": {"last_24h": growth["last_24h"], "last_7d": growth["last_7d"]},
-        "episodes_ever_retrieved": (accessed / episodes) if episodes else 0.0,
+        "episodes_ever_retrieved": (len(accessed) / episodes) if episodes else 0.0,
         "fact_staleness": {name: staleness[name] for name, _ in STALENESS_BUCKETS},
         "consolidation": {
             "runs": runs,

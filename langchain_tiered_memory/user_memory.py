@@ -111,12 +111,17 @@ class UserMemory:
     # -- context -------------------------------------------------------------------
 
     def build_memory_context(self, query: str, token_budget: int = 2000) -> MemoryContext:
-        """Assemble the memory injection for ``query`` within ``token_budget`` tokens."""
-        return self.assembler.build(query, token_budget)
+        """Assemble the memory injection for ``query`` within ``token_budget`` tokens.
+
+        Raises:
+            InvalidInputError: ``query`` is not a string, or is empty or blank.
+        """
+        return self.assembler.build(_check_query(query, "build_memory_context"), token_budget)
 
     async def abuild_memory_context(self, query: str, token_budget: int = 2000) -> MemoryContext:
         """Async twin of :meth:`build_memory_context`."""
-        return await self.assembler.abuild(query, token_budget)
+        checked = _check_query(query, "abuild_memory_context")
+        return await self.assembler.abuild(checked, token_budget)
 
     # -- convenience writes ---------------------------------------------------------
 
@@ -196,18 +201,25 @@ class UserMemory:
 
     @staticmethod
     def _search_items(ctx: MemoryContext, top_k: int) -> list[MemoryItem]:
-        items = sorted(ctx.items + [d.item for d in ctx.dropped], key=lambda i: -i.score)
-        return items[:top_k]
+        # Scores equal to 9 decimals are ties (kept in context order), so float noise
+        # (0.75 on one engine, 0.7500000000000002 on another) cannot reorder results.
+        items = ctx.items + [d.item for d in ctx.dropped]
+        return sorted(items, key=lambda i: -round(i.score, 9))[:top_k]
 
     def search(self, query: str, top_k: int = 5) -> list[MemoryItem]:
-        """Memories of every tier related to ``query``, best first (no budget applied)."""
-        _check_top_k(top_k)
-        return self._search_items(self.assembler.build(query, token_budget=100_000), top_k)
+        """Memories of every tier related to ``query``, best first (no budget applied).
+
+        Raises:
+            InvalidInputError: ``query`` is empty or blank, or ``top_k`` is not a positive int.
+        """
+        checked = _check_search(query, top_k, "search")
+        return self._search_items(self.assembler.build(checked, token_budget=100_000), top_k)
 
     async def asearch(self, query: str, top_k: int = 5) -> list[MemoryItem]:
         """Async twin of :meth:`search`."""
-        _check_top_k(top_k)
-        return self._search_items(await self.assembler.abuild(query, token_budget=100_000), top_k)
+        checked = _check_search(query, top_k, "asearch")
+        ctx = await self.assembler.abuild(checked, token_budget=100_000)
+        return self._search_items(ctx, top_k)
 
     @staticmethod
     def _forget_targets(query: str, hits: list[Any], min_overlap: float) -> list[Any]:
@@ -260,3 +272,23 @@ def _fact_to_item(hit: Any) -> MemoryItem:
 def _check_top_k(top_k: int) -> None:
     if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
         raise InvalidInputError(f"top_k must be a positive int, got {top_k!r}")
+
+
+def _check_query(query: Any, method: str) -> str:
+    """A query must be non-blank text: an empty one would only produce retrieval errors."""
+    if not isinstance(query, str):
+        raise InvalidInputError(
+            f"{method} needs the query as a string, got {type(query).__name__}: pass the "
+            "user's message or the question to find memories for"
+        )
+    if not query.strip():
+        raise InvalidInputError(
+            f"{method} needs a non-empty query, got {query!r}: pass the user's message or the "
+            "question to find memories for (skip memory retrieval when there is none)"
+        )
+    return query
+
+
+def _check_search(query: Any, top_k: int, method: str) -> str:
+    _check_top_k(top_k)
+    return _check_query(query, method)

@@ -5,7 +5,8 @@
   caption, previous turns as context).
 * :mod:`.fusion`: weighted reciprocal-rank and score fusion of several retrievers.
 * :mod:`.temporal`: time expressions in queries -> date ranges, and a match score.
-* :mod:`.rerank`: time boost and blending with any pairwise re-scorer.
+* :mod:`.rerank`: time and neighbouring-turn boosts, and blending with any pairwise
+  re-scorer.
 * :mod:`.summarize`: extractive (model-free) session summaries.
 
 The defaults (:data:`DEFAULT_FUSION`, :data:`DEFAULT_LEXICAL_ENRICH`,
@@ -39,7 +40,12 @@ from langchain_tiered_memory.retrieval.fusion import (
     weighted_score_fusion,
 )
 from langchain_tiered_memory.retrieval.lexical import STOPWORDS, BM25Index, analyze, stem
-from langchain_tiered_memory.retrieval.rerank import TimeBoost, apply_time_boost, rerank
+from langchain_tiered_memory.retrieval.rerank import (
+    TimeBoost,
+    apply_neighbour_boost,
+    apply_time_boost,
+    rerank,
+)
 from langchain_tiered_memory.retrieval.summarize import extractive_summary
 from langchain_tiered_memory.retrieval.temporal import (
     TimeRange,
@@ -53,6 +59,7 @@ __all__ = [
     "DEFAULT_DENSE_ENRICH",
     "DEFAULT_FUSION",
     "DEFAULT_LEXICAL_ENRICH",
+    "DEFAULT_NEIGHBOUR_BOOST",
     "DEFAULT_TIME_BOOST",
     "STOPWORDS",
     "BM25Index",
@@ -62,6 +69,7 @@ __all__ = [
     "TimeRange",
     "Utterance",
     "analyze",
+    "apply_neighbour_boost",
     "apply_time_boost",
     "extractive_summary",
     "format_date",
@@ -91,6 +99,10 @@ DEFAULT_LEXICAL_ENRICH = EnrichConfig(context_before=2, turn_weight=2)
 
 DEFAULT_DENSE_ENRICH = EnrichConfig(context_before=0, include_caption=False, include_time=True)
 """Embedded text of a turn: ``[1:56 pm on 8 May, 2023] speaker: text``."""
+
+DEFAULT_NEIGHBOUR_BOOST = 0.6
+"""Weight of :func:`apply_neighbour_boost` (the mean positive fused score of the
+previous and next turn, when they are candidates too)."""
 
 DEFAULT_TIME_BOOST = TimeBoost(weight=1.0, slack=timedelta(days=30))
 """Added (times the time match) to a z-score-fused score when the query names a time."""

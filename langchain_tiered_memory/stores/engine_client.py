@@ -119,7 +119,8 @@ def _point(p: PointData) -> models.PointStruct:
 def _query(q: Query) -> models.QueryRequest:
     flt = _filter(q.filter)
     params = models.SearchParams(exact=True) if q.exact else None
-    common: dict[str, Any] = {"limit": q.limit, "filter": flt, "with_payload": list(q.fields)}
+    payload = list(q.fields) or False  # no fields: ids and scores only
+    common: dict[str, Any] = {"limit": q.limit, "filter": flt, "with_payload": payload}
     if q.mode == "recent":
         order = models.OrderBy(key="updated_us", direction=models.Direction.DESC)
         return models.QueryRequest(query=models.OrderByQuery(order_by=order), **common)

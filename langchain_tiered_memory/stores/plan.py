@@ -40,6 +40,7 @@ from langgraph.store.base import (
 )
 
 from langchain_tiered_memory.errors import ConfigurationError, InvalidInputError, NamespaceError
+from langchain_tiered_memory.retrieval import DEFAULT_FUSION, FusionConfig
 from langchain_tiered_memory.stores import filters
 from langchain_tiered_memory.stores.payload import (
     ITEM_FIELDS,
@@ -112,6 +113,7 @@ class _Upsert:
     value_json: str
     ttl: float | None
     texts: list[str]
+    lexical: str
 
 
 @dataclass
@@ -132,6 +134,9 @@ class Planner:
         retrieval: Default retrieval mode for queries.
         ttl: LangGraph ``TTLConfig`` or None.
         clock: Returns the current aware time (injectable for tests).
+        fusion: How hybrid search fuses its dense and BM25 candidates.
+        lexical_fields: Value paths whose text is BM25-indexed, each with a repeat
+            weight (see :func:`check_lexical_fields`); None indexes the embedded text.
     """
 
     def __init__(
@@ -142,8 +147,12 @@ class Planner:
         retrieval: str,
         ttl: TTLConfig | None = None,
         clock: Callable[[], datetime] = utcnow,
+        fusion: FusionConfig = DEFAULT_FUSION,
+        lexical_fields: Sequence[str] | Mapping[str, int] | None = None,
     ) -> None:
         self.retrieval = check_retrieval(retrieval)
+        self.fusion = check_fusion(fusion)
+        self.lexical_fields = check_lexical_fields(lexical_fields)
         self.ttl = ttl
         self.clock = clock
         self.embeddings: Embeddings | None = None
@@ -179,6 +188,28 @@ class Planner:
             return []
         paths = self.fields if op.index is None else list(op.index)
         return [t for path in paths for t in get_text_at_path(value, path) if t]
+
+    def _lexical(self, op: PutOp, value: dict[str, Any], texts: list[str]) -> str:
+        """BM25 text of a put: the lexical fields' text if any is present, else ``texts``."""
+        if not texts or not self.lexical_fields:
+            return "\n".join(texts)
+        parts = [
+            text
+            for path, weight in self.lexical_fields
+            for text in get_text_at_path(value, path)
+            if text
+            for _ in range(weight)
+        ]
+        return "\n".join(parts or texts)
+
+    def embed_plan(self, texts: Iterable[str]) -> Plan[dict[str, list[float]]]:
+        """Embed the distinct ``texts`` in one request and check the vectors' size."""
+        distinct = sorted(set(texts))
+        if not distinct:
+            return {}
+        embedded = yield EmbedDocuments(distinct)
+        self._check_vectors(embedded, len(distinct))
+        return dict(zip(distinct, (list(v) for v in embedded), strict=True))
 
     def _check_vectors(self, vectors: Sequence[Sequence[float]], expected: int) -> None:
         dims = self.collection.dims
@@ -240,7 +271,9 @@ class Planner:
                 continue
             value, text = normalize_value(op.value)
             ttl = _ttl(op.ttl)
-            prepared.upserts.append(_Upsert(pid, ns, key, value, text, ttl, self._texts(op, value)))
+            texts = self._texts(op, value)
+            lexical = self._lexical(op, value, texts)
+            prepared.upserts.append(_Upsert(pid, ns, key, value, text, ttl, texts, lexical))
         return prepared
 
     # -------------------------------------------------------------------- plans
@@ -325,7 +358,9 @@ class Planner:
             embedded = yield EmbedQueries(list(dense_texts))
             self._check_vectors(embedded, len(dense_texts))
             vectors = dict(zip(dense_texts, (list(v) for v in embedded), strict=False))
-        pages = yield from search_pages([(op, flt, mode) for _, op, flt, mode in searches], vectors)
+        pages = yield from search_pages(
+            [(op, flt, mode) for _, op, flt, mode in searches], vectors, self.fusion
+        )
         for (idx, op, _, _), page in zip(searches, pages, strict=False):
             results[idx] = [
                 SearchItem(**_item_kwargs(hit.payload), score=score) for hit, score in page
@@ -352,12 +387,7 @@ class Planner:
         existing: dict[str, dict[str, Any]] = yield Retrieve(
             [u.pid for u in upserts], ["created_at"]
         )
-        texts = sorted({t for u in upserts for t in u.texts})
-        vectors: dict[str, list[float]] = {}
-        if texts:
-            embedded = yield EmbedDocuments(texts)
-            self._check_vectors(embedded, len(texts))
-            vectors = dict(zip(texts, (list(v) for v in embedded), strict=False))
+        vectors = yield from self.embed_plan(t for u in upserts for t in u.texts)
         points = []
         for u in upserts:
             order_us = self._order_us(now_us)
@@ -374,9 +404,53 @@ class Planner:
                 ttl_minutes=u.ttl,
             )
             dense = [vectors[t] for t in u.texts] if u.texts else None
-            sparse = bm25_document("\n".join(u.texts)) if u.texts else None
+            sparse = bm25_document(u.lexical) if u.texts else None
             points.append(PointData(u.pid, payload, dense, sparse or None))
         return points
+
+
+def check_fusion(fusion: Any) -> FusionConfig:
+    """Validate a store's hybrid fusion setting (a :class:`FusionConfig`)."""
+    if not isinstance(fusion, FusionConfig):
+        raise ConfigurationError(
+            f"fusion must be a retrieval.FusionConfig, got {type(fusion).__name__}: pass e.g. "
+            "FusionConfig(method='rrf') or retrieval.DEFAULT_FUSION"
+        )
+    if fusion.method not in ("score", "rrf"):
+        raise ConfigurationError(f"unknown fusion method {fusion.method!r}: use 'score' or 'rrf'")
+    unknown = set(fusion.weights or {}) - {"dense", "lexical"}
+    if unknown:
+        raise ConfigurationError(
+            f"fusion weights name {sorted(unknown)}: a store fuses 'dense' and 'lexical' only"
+        )
+    return fusion
+
+
+def check_lexical_fields(
+    fields: Sequence[str] | Mapping[str, int] | None,
+) -> list[tuple[str, int]]:
+    """Validate ``lexical_fields``: paths, or path -> repeat weight (a positive int).
+
+    Example:
+        >>> check_lexical_fields({"text": 2, "context": 1})
+        [('text', 2), ('context', 1)]
+    """
+    if fields is None:
+        return []
+    if isinstance(fields, str):
+        fields = [fields]
+    pairs = list(fields.items()) if isinstance(fields, Mapping) else [(f, 1) for f in fields]
+    for path, weight in pairs:
+        if not isinstance(path, str) or not path:
+            raise ConfigurationError(
+                f"lexical_fields paths must be non-empty strings, got {path!r}"
+            )
+        if isinstance(weight, bool) or not isinstance(weight, int) or not 1 <= weight <= 10:
+            raise ConfigurationError(
+                f"lexical_fields weight of {path!r} must be an int from 1 to 10 (times the "
+                f"field's text is repeated in the BM25 document), got {weight!r}"
+            )
+    return pairs
 
 
 def _key(key: Any) -> str:

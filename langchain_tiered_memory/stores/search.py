@@ -1,11 +1,18 @@
 """Ranked reads: one search op -> engine queries -> a stable page of hits.
 
 Dense and lexical searches are single engine queries. Hybrid search asks the
-engine for the top dense and the top BM25 candidates (in the same batch) and
-fuses them by reciprocal rank fusion here, with ties ranked equally, so that
-both engines give the same order (engines order equal scores arbitrarily).
-Pages are cut after sorting equal ranks by point id, fetching deeper when a
-page boundary falls inside a group of ties, so paging never skips or repeats.
+engine for the top dense and the top BM25 candidates (in the same batch, ids and
+scores only), fuses them here and then fetches the payloads of the page alone, so
+a hybrid search transfers one page of payloads, not two candidate lists.
+
+Fusion follows the store's :class:`~langchain_tiered_memory.retrieval.FusionConfig`:
+the default is :data:`~langchain_tiered_memory.retrieval.DEFAULT_FUSION` (weighted
+z-scores of BM25 and cosine, measured best on LoCoMo); ``method="rrf"`` gives
+reciprocal rank fusion with ties ranked equally. Either way equal fused scores are
+ordered by point id, so both engines give the same order (engines order equal
+scores arbitrarily). Pages are cut after sorting equal ranks by point id, fetching
+deeper when a page boundary falls inside a group of ties, so paging never skips or
+repeats.
 
 Example:
     >>> a, b = Hit("a", 0.9, {}), Hit("b", 0.8, {})
@@ -22,12 +29,13 @@ from typing import Any, cast
 
 from langgraph.store.base import SearchOp
 
+from langchain_tiered_memory.retrieval.fusion import FusionConfig, weighted_score_fusion
 from langchain_tiered_memory.stores.filters import Where
 from langchain_tiered_memory.stores.payload import ITEM_FIELDS
-from langchain_tiered_memory.stores.requests import Hit, Plan, Query, QueryBatch
+from langchain_tiered_memory.stores.requests import Hit, Plan, Query, QueryBatch, Retrieve
 from langchain_tiered_memory.stores.sparse import bm25_query
 
-__all__ = ["HYBRID_CANDIDATES", "RRF_K", "fuse_rrf", "search_pages"]
+__all__ = ["HYBRID_CANDIDATES", "RRF_K", "fuse_hybrid", "fuse_rrf", "search_pages"]
 
 HYBRID_CANDIDATES = 100
 """Candidates each side of a hybrid query contributes (fixed, so pages agree)."""
@@ -55,6 +63,34 @@ def fuse_rrf(lists: Sequence[Sequence[Hit]], k: int = RRF_K) -> list[tuple[Hit, 
             hits.setdefault(hit.id, hit)
     order = sorted(fused, key=lambda pid: (-fused[pid], pid))
     return [(hits[pid], fused[pid]) for pid in order]
+
+
+def fuse_hybrid(
+    dense: Sequence[Hit], lexical: Sequence[Hit], config: FusionConfig
+) -> list[tuple[Hit, float]]:
+    """Fuse the dense and lexical candidate lists as ``config`` says, best first.
+
+    Weights may name ``"dense"`` and ``"lexical"``; a list that came back empty
+    (a query of stop words has no lexical candidates) is left out. Equal fused
+    scores are ordered by point id.
+    """
+    if config.method == "rrf":
+        return fuse_rrf([dense, lexical], k=int(config.rrf_k))
+    lists = {name: hits for name, hits in (("dense", dense), ("lexical", lexical)) if hits}
+    if not lists:
+        return []
+    weights = {k: w for k, w in (config.weights or {}).items() if k in lists}
+    normalization = config.normalization
+    if not isinstance(normalization, str):
+        normalization = {k: m for k, m in normalization.items() if k in lists}
+    fused = weighted_score_fusion(
+        {name: {h.id: h.score for h in hits} for name, hits in lists.items()},
+        weights=weights or None,
+        normalization=normalization,
+    )
+    first = {h.id: h for hits in lists.values() for h in reversed(hits)}
+    ranked = _sorted("score", [replace(first[pid], score=score) for pid, score in fused])
+    return [(hit, hit.score) for hit in ranked]
 
 
 def _rank(mode: str, hit: Hit) -> float:
@@ -96,11 +132,10 @@ def _queries(op: SearchOp, flt: Where, mode: str, vector: list[float] | None) ->
     sparse = bm25_query(op.query) if mode in ("lexical", "hybrid") and op.query else None
     if mode == "hybrid":
         depth = max(window + 1, HYBRID_CANDIDATES)
-        found = [Query(mode="dense", filter=flt, limit=depth, fields=ITEM_FIELDS, dense=vector)]
+        # Candidates carry ids and scores only; the page's payloads are fetched after fusion.
+        found = [Query(mode="dense", filter=flt, limit=depth, fields=[], dense=vector)]
         if sparse:
-            found.append(
-                Query(mode="lexical", filter=flt, limit=depth, fields=ITEM_FIELDS, sparse=sparse)
-            )
+            found.append(Query(mode="lexical", filter=flt, limit=depth, fields=[], sparse=sparse))
         return found
     if mode == "lexical" and not sparse:
         return []  # only stop words: nothing can match lexically
@@ -116,8 +151,18 @@ def _queries(op: SearchOp, flt: Where, mode: str, vector: list[float] | None) ->
     ]
 
 
+def _with_payload(
+    hit: Hit, score: float | None, payloads: dict[str, dict[str, Any]]
+) -> tuple[Hit, float | None]:
+    if hit.payload:
+        return hit, score
+    return replace(hit, payload=payloads.get(hit.id, {})), score
+
+
 def search_pages(
-    searches: Sequence[tuple[SearchOp, Where, str]], vectors: dict[str, list[float]]
+    searches: Sequence[tuple[SearchOp, Where, str]],
+    vectors: dict[str, list[float]],
+    fusion: FusionConfig,
 ) -> Plan[list[Page]]:
     """One page of ``(hit, score)`` per search, all queries sent as one batch."""
     planned = [
@@ -135,9 +180,18 @@ def search_pages(
         if not queries:
             pages.append([])
         elif mode == "hybrid":
-            pages.append([(hit, score) for hit, score in fuse_rrf(answers)[start:stop]])
+            dense, lexical = answers[0], answers[1] if len(answers) > 1 else []
+            pages.append(
+                [(hit, score) for hit, score in fuse_hybrid(dense, lexical, fusion)[start:stop]]
+            )
         else:
             hits = yield from _complete_ties(queries[0], answers[0], stop)
             ranked = _sorted(mode, hits)[start:stop]
             pages.append([(hit, None if mode == "recent" else hit.score) for hit in ranked])
+    bare = sorted({hit.id for page in pages for hit, _ in page if not hit.payload})
+    if bare:  # hybrid pages: fetch the payloads of the hits that are shown
+        payloads: dict[str, dict[str, Any]] = yield Retrieve(bare, ITEM_FIELDS)
+        pages = [[_with_payload(hit, score, payloads) for hit, score in page] for page in pages]
+        # A point deleted between the candidate query and the fetch is left out.
+        pages = [[(hit, score) for hit, score in page if hit.payload] for page in pages]
     return pages

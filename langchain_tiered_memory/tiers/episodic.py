@@ -10,6 +10,11 @@ Recording with a reflector stores the episode first, then asks the model; if
 the model fails the episode stays stored with ``reflection_status="pending"``
 and the error, and :meth:`EpisodicMemory.retry_reflections` tries again later.
 
+Retrievals count accesses per episode (``access_count``, ``last_accessed``)
+without a read-modify-write: each is an append-only event, buffered off the
+retrieval path and compacted later (:mod:`.episodic_access`); counts are exact
+under concurrent retrievals.
+
 Every public method has an async twin (``record`` / ``arecord``, ...); both run
 the same plan (:mod:`~langchain_tiered_memory.tiers.records`).
 
@@ -31,7 +36,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -39,6 +44,7 @@ from typing import Any
 from langgraph.store.base import BaseStore, GetOp, PutOp, SearchItem, SearchOp
 
 from langchain_tiered_memory.errors import ConfigurationError, InvalidInputError
+from langchain_tiered_memory.tiers.episodic_access import EpisodeAccess
 from langchain_tiered_memory.tiers.episodic_models import (
     Episode,
     Outcome,
@@ -57,6 +63,7 @@ from langchain_tiered_memory.tiers.episodic_payload import (
     tag_filters,
     validate_episode,
 )
+from langchain_tiered_memory.tiers.event_log import CompactionResult
 from langchain_tiered_memory.tiers.ranking import RankingConfig, rank_candidates
 from langchain_tiered_memory.tiers.records import (
     Call,
@@ -68,7 +75,8 @@ from langchain_tiered_memory.tiers.records import (
 )
 from langchain_tiered_memory.tiers.reflection import EpisodeReflector
 from langchain_tiered_memory.tiers.scope import MemoryScope
-from langchain_tiered_memory.types import ensure_aware, utcnow
+from langchain_tiered_memory.tiers.tier_args import Clock, tier_args
+from langchain_tiered_memory.types import ensure_aware
 
 __all__ = ["EpisodicConfig", "EpisodicMemory", "ReflectionRetryResult"]
 
@@ -86,7 +94,22 @@ class EpisodicConfig:
             re-ranks them with recency and importance.
         min_candidates: Lower bound of the candidate pool.
         track_access: Count retrievals per episode (``access_count``,
-            ``last_accessed``), for consolidation and forgetting.
+            ``last_accessed``), for consolidation and forgetting. Recording costs
+            a retrieval no store I/O (see :mod:`.episodic_access`); :meth:`EpisodicMemory.get`,
+            the listings and consolidation read the counts, exactly.
+        access_counts_in_results: Also read the counts on retrieval, so that
+            ``retrieve_similar`` / ``retrieve_recent`` results carry them (this
+            retrieval included). Off by default: it costs a store read per
+            retrieval, and the results then carry ``access_count=0``,
+            ``last_accessed=None``.
+        access_flush_size: Buffered episodes that make a retrieval write the
+            buffer itself.
+        access_flush_seconds: Buffered access events are written by a background
+            timer this long after the first one (``None``: no timer; they are
+            written at ``access_flush_size``, by :meth:`EpisodicMemory.flush_access`
+            and at exit). Reads in this process count buffered events either way.
+        access_compact_after: An episode read with more access events than this
+            gets them compacted (``None``: only :meth:`EpisodicMemory.compact_access`).
         max_reflection_attempts: After this many failed tries an episode's
             reflection is marked ``failed`` and no longer retried automatically.
         recent_windows_hours: Growing time windows ``retrieve_recent`` searches
@@ -97,6 +120,10 @@ class EpisodicConfig:
     candidate_multiplier: int = 4
     min_candidates: int = 20
     track_access: bool = True
+    access_counts_in_results: bool = False
+    access_flush_size: int = 256
+    access_flush_seconds: float | None = 1.0
+    access_compact_after: int | None = 32
     max_reflection_attempts: int = 3
     recent_windows_hours: tuple[float, ...] = (1.0, 24.0, 24.0 * 7, 24.0 * 30, 24.0 * 365)
 
@@ -113,6 +140,17 @@ class EpisodicConfig:
         if any(not h > 0 for h in self.recent_windows_hours):
             raise ConfigurationError(
                 f"recent_windows_hours={self.recent_windows_hours}: every window must be > 0"
+            )
+        if self.access_flush_size < 1:
+            raise ConfigurationError(f"access_flush_size={self.access_flush_size}: use at least 1")
+        seconds = self.access_flush_seconds
+        if seconds is not None and not (math.isfinite(seconds) and seconds > 0):
+            raise ConfigurationError(
+                f"access_flush_seconds={seconds!r}: use a positive number of seconds or None"
+            )
+        if self.access_compact_after is not None and self.access_compact_after < 1:
+            raise ConfigurationError(
+                f"access_compact_after={self.access_compact_after}: use at least 1, or None"
             )
 
 
@@ -172,23 +210,26 @@ class EpisodicMemory:
         scope: MemoryScope,
         *,
         config: EpisodicConfig | None = None,
-        clock: Callable[[], datetime] | None = None,
+        clock: Clock | None = None,
     ) -> None:
-        if not isinstance(store, BaseStore):
-            raise ConfigurationError(
-                f"store must be a langgraph BaseStore, got {type(store).__name__}"
-            )
-        if not isinstance(scope, MemoryScope):
-            raise ConfigurationError(f"scope must be a MemoryScope, got {type(scope).__name__}")
-        self.store = store
-        self.scope = scope
+        self._args = tier_args(store, scope, clock)
+        self.store: BaseStore = self._args.store
+        self.scope: MemoryScope = self._args.scope
         self.config = config or EpisodicConfig()
-        self._clock = clock or utcnow
         self.namespace = episodes_namespace(scope)
         self.access_namespace = access_namespace(scope)
+        c = self.config
+        self.access = EpisodeAccess(
+            store,
+            scope,
+            self._args.clock,
+            flush_size=c.access_flush_size,
+            flush_seconds=c.access_flush_seconds,
+            compact_after=c.access_compact_after,
+        )
 
     def _now(self) -> datetime:
-        return ensure_aware(self._clock())
+        return self._args.now()
 
     # ------------------------------------------------------------------ plans
 
@@ -200,7 +241,7 @@ class EpisodicMemory:
     def _record_plan(
         self, episode: Episode | dict[str, Any], reflector: EpisodeReflector | None
     ) -> Plan[Episode]:
-        ep = validate_episode(episode)
+        ep = validate_episode(episode, self._now())
         wants_reflection = reflector is not None and not ep.reflection.strip()
         if wants_reflection:
             ep = ep.model_copy(update={"reflection_status": ReflectionStatus.PENDING})
@@ -242,29 +283,10 @@ class EpisodicMemory:
     def _access_plan(self, episodes: list[Episode], *, bump: bool) -> Plan[list[Episode]]:
         if not episodes or not self.config.track_access:
             return episodes
-        ids = [e.episode_id for e in episodes]
-        found = yield StoreOps(tuple(GetOp(self.access_namespace, i) for i in ids))
-        counts = [int(item.value.get("access_count", 0)) if item else 0 for item in found]
-        lasts = [item.value.get("last_accessed") if item else None for item in found]
         if bump:
-            now = self._now()
-            counts = [c + 1 for c in counts]
-            lasts = [now.isoformat()] * len(ids)
-            values = [
-                {"episode_id": i, "access_count": c, "last_accessed": now.isoformat()}
-                for i, c in zip(ids, counts, strict=True)
-            ]
-            # Read-modify-write: concurrent retrievals may under-count (a usage signal only).
-            yield StoreOps(
-                tuple(
-                    PutOp(self.access_namespace, i, v, index=False)
-                    for i, v in zip(ids, values, strict=True)
-                )
-            )
-        return [
-            e.model_copy(update={"access_count": c, "last_accessed": _parse_time(last)})
-            for e, c, last in zip(episodes, counts, lasts, strict=True)
-        ]
+            with_counts = self.config.access_counts_in_results
+            return (yield from self.access.touch_plan(episodes, with_counts=with_counts))
+        return (yield from self.access.fill_plan(episodes))
 
     def _similar_plan(
         self,
@@ -286,7 +308,10 @@ class EpisodicMemory:
                 raise InvalidInputError(
                     f"max_age_hours is {max_age_hours!r}: use a positive number of hours or None"
                 )
-            since = now - timedelta(hours=max_age_hours)
+            try:
+                since = now - timedelta(hours=max_age_hours)
+            except OverflowError:  # older than the calendar: no age limit at all
+                since = None
         base = episode_filter(outcome=outcome, since=since, session_id=session_id)
         limit = max(top_k * self.config.candidate_multiplier, self.config.min_candidates)
         filters = tag_filters(base, tags, tag_mode)
@@ -328,13 +353,13 @@ class EpisodicMemory:
             items = yield from search_all(self.namespace, [flt])
             if len(items) >= limit:
                 break
-        items.sort(key=lambda i: float(i.value.get("created_ts", 0.0)), reverse=True)
+        items.sort(key=_recording_order, reverse=True)
         episodes = [episode_from_value(i.value) for i in items[:limit]]
         return (yield from self._access_plan(episodes, bump=True))
 
     def _listing_plan(self, filters: list[dict[str, Any]]) -> Plan[list[Episode]]:
         items = yield from search_all(self.namespace, filters)
-        items.sort(key=lambda i: (float(i.value.get("created_ts", 0.0)), i.key))
+        items.sort(key=_recording_order)
         episodes = [episode_from_value(i.value) for i in items]
         return (yield from self._access_plan(episodes, bump=False))
 
@@ -355,12 +380,8 @@ class EpisodicMemory:
         return episode
 
     def _delete_plan(self, episode_id: str) -> Plan[None]:
-        yield StoreOps(
-            (
-                PutOp(self.namespace, episode_id, None),
-                PutOp(self.access_namespace, episode_id, None),
-            )
-        )
+        yield StoreOps((PutOp(self.namespace, episode_id, None),))
+        yield from self.access.delete_plan(episode_id)
 
     def _pending_plan(self, limit: int) -> Plan[list[Episode]]:
         limit = _positive_int(limit, "limit")
@@ -417,6 +438,30 @@ class EpisodicMemory:
     async def adelete(self, episode_id: str) -> None:
         """Async twin of :meth:`delete`."""
         await arun_plan(self.store, self._delete_plan(episode_id))
+
+    def flush_access(self) -> int:
+        """Write the buffered access events of this store and scope now; returns how many.
+
+        Reads in this process already count them; call this before closing the
+        store, or to make them visible to other processes at once.
+        """
+        return run_plan(self.store, self.access.flush_plan())
+
+    async def aflush_access(self) -> int:
+        """Async twin of :meth:`flush_access`."""
+        return await arun_plan(self.store, self.access.flush_plan())
+
+    def compact_access(self) -> CompactionResult:
+        """Write buffered access events, then fold every episode's events into segments.
+
+        Counts stay exact (also with other processes retrieving or compacting at
+        the same time); reads of them get cheaper.
+        """
+        return run_plan(self.store, self.access.compact_plan())
+
+    async def acompact_access(self) -> CompactionResult:
+        """Async twin of :meth:`compact_access`."""
+        return await arun_plan(self.store, self.access.compact_plan())
 
     def retrieve_similar(
         self,
@@ -536,10 +581,6 @@ class EpisodicMemory:
         return await arun_plan(self.store, self._retry_plan(reflector, limit))
 
 
-def _parse_time(value: Any) -> datetime | None:
-    """Parse an ISO timestamp (or pass a datetime) as aware; ``None`` stays ``None``."""
-    if value is None:
-        return None
-    if isinstance(value, str):
-        value = datetime.fromisoformat(value)
-    return ensure_aware(value)
+def _recording_order(item: SearchItem) -> tuple[float, float, str]:
+    """Creation time, then when the store got it (episodes stamped with one fake time), then key."""
+    return (float(item.value.get("created_ts", 0.0)), item.created_at.timestamp(), item.key)

@@ -25,7 +25,7 @@ from __future__ import annotations
 import logging
 import re
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -53,7 +53,8 @@ from langchain_tiered_memory.tiers.records import (
     to_epoch,
 )
 from langchain_tiered_memory.tiers.scope import MemoryScope
-from langchain_tiered_memory.types import ensure_aware, utcnow
+from langchain_tiered_memory.tiers.tier_args import Clock, tier_args
+from langchain_tiered_memory.types import ensure_aware
 
 __all__ = [
     "ConversationIndex",
@@ -214,16 +215,16 @@ class ConversationIndex:
         llm: BaseChatModel | None = None,
         max_topics: int = 5,
         ranking: RankingConfig | None = None,
-        clock: Callable[[], datetime] | None = None,
+        clock: Clock | None = None,
     ) -> None:
         if max_topics < 1:
             raise ConfigurationError(f"max_topics={max_topics}: use at least 1")
-        self.store = store
-        self.scope = scope
+        self._args = tier_args(store, scope, clock)
+        self.store: BaseStore = self._args.store
+        self.scope: MemoryScope = self._args.scope
         self.llm = llm
         self.max_topics = max_topics
         self.ranking = ranking or RankingConfig(importance_weight=0.0)
-        self._clock = clock or utcnow
         self.namespace = conversations_namespace(scope)
 
     def _topic_messages(self, summary: str, texts: list[str]) -> list[BaseMessage]:
@@ -273,7 +274,7 @@ class ConversationIndex:
             clean = normalize_tags(topics)[: self.max_topics]
         except ValueError as exc:
             raise InvalidInputError(str(exc)) from exc
-        now = ensure_aware(self._clock())
+        now = self._args.now()
         times = [t for t in (_message_time(m) for m in messages) if t is not None]
         record = ConversationRecord(
             conversation_id=conversation_id.strip(),
@@ -298,7 +299,7 @@ class ConversationIndex:
             raise InvalidInputError(f"top_k is {top_k}: use at least 1")
         flt = {tag_field(t): TAG_FLAG for t in normalize_tags(topics)} if topics else None
         (items,) = yield StoreOps((SearchOp(self.namespace, flt, max(top_k * 4, 20), 0, query),))
-        now = ensure_aware(self._clock())
+        now = self._args.now()
         records = {i.key: (ConversationRecord.from_value(i.value), i.score) for i in items}
         ranked = rank_candidates(
             list(records.values()),

@@ -133,8 +133,13 @@ class Reflection(BaseModel):
 class Episode(BaseModel):
     """A complete record of one task attempt.
 
-    ``session_id`` may also be given as ``context["session_id"]``. Retrieval
-    fills ``access_count`` and ``last_accessed`` from the store.
+    ``session_id`` may also be given as ``context["session_id"]``. ``get``, the
+    listings and consolidation fill ``access_count`` and ``last_accessed`` from
+    the store's access statistics (retrievals only with
+    ``EpisodicConfig.access_counts_in_results``).
+    When ``created_at`` is not given, :meth:`EpisodicMemory.record
+    <langchain_tiered_memory.tiers.episodic.EpisodicMemory.record>` stamps it with
+    the memory's clock (the model's own default is the wall clock).
     """
 
     model_config = ConfigDict(validate_assignment=True)

@@ -1,10 +1,10 @@
 """How episodes are laid out in a ``BaseStore`` and how their filters are written.
 
 Namespaces (under :meth:`MemoryScope.namespace`): ``(..., "episodic", "episodes")``
-for episodes, keyed by ``episode_id``; ``(..., "episodic", "access")`` for
-retrieval statistics; ``(..., "episodic", "conversations")`` for the
-conversation index. Sibling sub-namespaces, so a search over episodes never sees
-the others.
+for episodes, keyed by ``episode_id``; ``(..., "episodic", "access", ...)`` for
+retrieval statistics (see :mod:`.episodic_access`); ``(..., "episodic",
+"conversations")`` for the conversation index. Sibling sub-namespaces, so a
+search over episodes never sees the others.
 
 An episode's value is its JSON dump plus fields the store filters on:
 
@@ -71,7 +71,7 @@ def episodes_namespace(scope: MemoryScope) -> Namespace:
 
 
 def access_namespace(scope: MemoryScope) -> Namespace:
-    """Where a scope's retrieval statistics live (one item per episode)."""
+    """The parent of a scope's retrieval statistics (access events and their segments)."""
     return scope.namespace("episodic", "access")
 
 
@@ -91,13 +91,20 @@ def tag_field(tag: str) -> str:
     return "tag_" + _TAG_SAFE.sub(lambda m: f"U{ord(m.group()):06X}", clean)
 
 
-def validate_episode(episode: Episode | dict[str, Any]) -> Episode:
+def validate_episode(episode: Episode | dict[str, Any], now: datetime | None = None) -> Episode:
     """Return a validated copy of ``episode`` (an Episode or a dict of its fields).
+
+    Args:
+        episode: The episode.
+        now: The recording tier's time: an episode whose ``created_at`` the caller
+            did not set gets it (instead of the wall-clock default of the model).
 
     Raises:
         InvalidInputError: A field is invalid; the message lists which and why.
     """
-    return validate_model(Episode, episode, "episode")
+    return validate_model(
+        Episode, episode, "episode", unset=None if now is None else {"created_at": now}
+    )
 
 
 def episode_to_value(episode: Episode) -> dict[str, Any]:

@@ -34,6 +34,12 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 
 from langchain_tiered_memory.errors import InvalidInputError
+from langchain_tiered_memory.llm_calls import (
+    DEFAULT_LLM_TIMEOUT,
+    ainvoke_with_timeout,
+    check_timeout,
+    invoke_with_timeout,
+)
 from langchain_tiered_memory.tiers.scope import normalize_id
 from langchain_tiered_memory.tiers.semantic_models import Entity
 
@@ -419,6 +425,7 @@ Rules:
 {attributes}
 - confidence is in [0, 1]: 0.9 for something stated plainly, lower for inferences.
 - Return no entities if nothing durable was said."""
+_WHAT = "the fact extraction model"
 
 
 @dataclass
@@ -428,6 +435,12 @@ class EntityFactExtractor:
     Args:
         llm: Any chat model supporting ``with_structured_output``.
         max_failures_kept: How many failed results :attr:`failures` keeps.
+        timeout: Seconds one model call may take (``None``: no limit). A call
+            that takes longer fails like any other model failure: the result
+            carries the error and nothing is stored.
+
+    Raises:
+        ConfigurationError: ``timeout`` is not a positive number or ``None``.
 
     Example:
         >>> from langchain_tiered_memory.fakes import ScriptedChatModel
@@ -439,10 +452,12 @@ class EntityFactExtractor:
 
     llm: BaseChatModel
     max_failures_kept: int = 100
+    timeout: float | None = DEFAULT_LLM_TIMEOUT
     failures: deque[ExtractionResult] = field(init=False)
     _runnable: Any = field(init=False, default=None, repr=False)
 
     def __post_init__(self) -> None:
+        self.timeout = check_timeout(self.timeout)
         self.failures = deque(maxlen=self.max_failures_kept)
 
     @staticmethod
@@ -492,7 +507,8 @@ class EntityFactExtractor:
         """
         messages = self.messages(text, known_entities)
         try:
-            return self._interpret(self._structured().invoke(messages))
+            raw = invoke_with_timeout(self._structured(), messages, self.timeout, what=_WHAT)
+            return self._interpret(raw)
         except Exception as exc:
             return self._failed(exc)
 
@@ -500,6 +516,7 @@ class EntityFactExtractor:
         """Async twin of :meth:`extract`."""
         messages = self.messages(text, known_entities)
         try:
-            return self._interpret(await self._structured().ainvoke(messages))
+            raw = await ainvoke_with_timeout(self._structured(), messages, self.timeout, what=_WHAT)
+            return self._interpret(raw)
         except Exception as exc:
             return self._failed(exc)

@@ -6,9 +6,19 @@ writers: each tool use and each strategy outcome is its own item (key: a new
 uuid), folded into statistics on read (:mod:`.procedural_stats`); nothing is
 read, incremented and written back.
 
-Namespaces under the scope: ``("procedural", "tool_uses")``,
-``("procedural", "strategies")`` (definitions, embedded for relevance),
-``("procedural", "strategy_outcomes")`` and ``("procedural", "preferences")``.
+Reads stay fast as events pile up: events are compacted into segments
+(:mod:`.event_log`) that reads combine with only the newer events, with the
+exact result of folding every event, however compactions and writers
+interleave. :meth:`ProceduralMemory.compact` compacts everything; a read that
+sees more than ``ProceduralConfig.compact_after`` un-compacted events of one
+tool or strategy compacts those itself.
+
+Namespaces under the scope: ``("procedural", "tool_uses")`` (one item per use)
+with ``("procedural", "tool_uses_folded")`` and ``("procedural",
+"tool_uses_folded_events")`` (segment heads and bodies), ``("procedural",
+"strategies")`` (definitions, embedded for relevance), ``("procedural",
+"strategy_outcomes")`` with ``..._folded`` and ``..._folded_events`` likewise,
+and ``("procedural", "preferences")``.
 
 Example:
     >>> from langgraph.store.memory import InMemoryStore
@@ -25,7 +35,6 @@ from __future__ import annotations
 
 import math
 import uuid
-from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -33,6 +42,7 @@ from typing import Any
 from langgraph.store.base import BaseStore, GetOp, PutOp, SearchItem, SearchOp
 
 from langchain_tiered_memory.errors import ConfigurationError, InvalidInputError
+from langchain_tiered_memory.tiers.event_log import CompactionResult, EventLog
 from langchain_tiered_memory.tiers.procedural_models import (
     ScoredStrategy,
     Strategy,
@@ -40,28 +50,32 @@ from langchain_tiered_memory.tiers.procedural_models import (
     ToolUsageRecord,
 )
 from langchain_tiered_memory.tiers.procedural_stats import (
-    aggregate_tool_events,
-    apply_strategy_outcomes,
+    OUTCOME_EVENTS,
+    TOOL_EVENTS,
+    ToolTally,
     strategy_from_value,
     strategy_key,
     strategy_value,
     tool_event_value,
 )
+from langchain_tiered_memory.tiers.procedural_text import render_injection
 from langchain_tiered_memory.tiers.ranking import RelevanceScale, relevance_scores
 from langchain_tiered_memory.tiers.records import (
     Plan,
     StoreOps,
     arun_plan,
-    paginate,
     run_plan,
     search_all,
     to_epoch,
     validate_model,
 )
 from langchain_tiered_memory.tiers.scope import MemoryScope
-from langchain_tiered_memory.types import ensure_aware, utcnow
+from langchain_tiered_memory.tiers.tier_args import Clock, tier_args
 
 __all__ = ["ProceduralConfig", "ProceduralMemory"]
+
+_GROUP_READ_LIMIT = 64
+"""Above this many strategies, one read of every outcome beats one read per strategy."""
 
 
 @dataclass(frozen=True)
@@ -83,6 +97,9 @@ class ProceduralConfig:
             successful calls is reported as a pattern.
         relevance_scale: How store scores become relevance in [0, 1]; see
             :class:`~langchain_tiered_memory.tiers.ranking.RankingConfig`.
+        compact_after: A read that sees more than this many un-compacted events
+            of one tool or strategy compacts them (``None``: only
+            :meth:`ProceduralMemory.compact` does).
     """
 
     relevance_weight: float = 0.6
@@ -96,8 +113,14 @@ class ProceduralConfig:
     max_common_errors: int = 5
     pattern_min_frequency: float = 0.6
     relevance_scale: RelevanceScale = "relative"
+    compact_after: int | None = 200
 
     def __post_init__(self) -> None:
+        n = self.compact_after
+        if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 1):
+            raise ConfigurationError(
+                f"compact_after={n!r}: use a whole number >= 1, or None to compact only on demand"
+            )
         weights = (self.relevance_weight, self.confidence_weight)
         if any(not math.isfinite(w) or w < 0 for w in weights) or sum(weights) <= 0:
             raise ConfigurationError(
@@ -153,25 +176,39 @@ class ProceduralMemory:
         scope: MemoryScope,
         *,
         config: ProceduralConfig | None = None,
-        clock: Callable[[], datetime] | None = None,
+        clock: Clock | None = None,
     ) -> None:
-        if not isinstance(store, BaseStore):
-            raise ConfigurationError(
-                f"store must be a langgraph BaseStore, got {type(store).__name__}"
-            )
-        if not isinstance(scope, MemoryScope):
-            raise ConfigurationError(f"scope must be a MemoryScope, got {type(scope).__name__}")
-        self.store = store
-        self.scope = scope
+        self._args = tier_args(store, scope, clock)
+        self.store: BaseStore = self._args.store
+        self.scope: MemoryScope = self._args.scope
         self.config = config or ProceduralConfig()
-        self._clock = clock or utcnow
         self.tools_namespace = scope.namespace("procedural", "tool_uses")
         self.strategies_namespace = scope.namespace("procedural", "strategies")
         self.outcomes_namespace = scope.namespace("procedural", "strategy_outcomes")
         self.preferences_namespace = scope.namespace("procedural", "preferences")
+        self.tool_log = EventLog(
+            TOOL_EVENTS,
+            self.tools_namespace,
+            scope.namespace("procedural", "tool_uses_folded"),
+            scope.namespace("procedural", "tool_uses_folded_events"),
+        )
+        self.outcome_log = EventLog(
+            OUTCOME_EVENTS,
+            self.outcomes_namespace,
+            scope.namespace("procedural", "strategy_outcomes_folded"),
+            scope.namespace("procedural", "strategy_outcomes_folded_events"),
+        )
 
     def _now(self) -> datetime:
-        return ensure_aware(self._clock())
+        return self._args.now()
+
+    # ------------------------------------------------------------------ plans: compaction
+
+    def _compact_plan(self) -> Plan[CompactionResult]:
+        tools = yield from self.tool_log.read_plan(None)
+        done = yield from self.tool_log.compact_plan(tools)
+        outcomes = yield from self.outcome_log.read_plan(None)
+        return done + (yield from self.outcome_log.compact_plan(outcomes))
 
     # ------------------------------------------------------------------ plans: tools
 
@@ -181,25 +218,26 @@ class ProceduralMemory:
         yield StoreOps((put,))
         return rec
 
-    def _guidance(self, tool_name: str, values: list[dict[str, Any]]) -> ToolGuidance:
-        return aggregate_tool_events(
+    def _guidance(self, tool_name: str, tally: ToolTally) -> ToolGuidance:
+        return tally.guidance(
             tool_name,
-            values,
             max_errors=self.config.max_common_errors,
             pattern_min_frequency=self.config.pattern_min_frequency,
         )
 
     def _guidance_plan(self, tool_name: str) -> Plan[ToolGuidance]:
         name = _name(tool_name, "tool_name")
-        items = yield from search_all(self.tools_namespace, [{"tool_name": {"$eq": name}}])
-        return self._guidance(name, [i.value for i in items])
+        read = yield from self.tool_log.read_plan([name])
+        guidance = self._guidance(name, read.view(name).tally)
+        yield from self.tool_log.auto_compact_plan(read, [name], self.config.compact_after)
+        return guidance
 
     def _all_guidance_plan(self) -> Plan[list[ToolGuidance]]:
-        items = yield from search_all(self.tools_namespace, [None])
-        by_tool: dict[str, list[dict[str, Any]]] = {}
-        for item in items:
-            by_tool.setdefault(item.value["tool_name"], []).append(item.value)
-        return [self._guidance(name, values) for name, values in sorted(by_tool.items())]
+        read = yield from self.tool_log.read_plan(None)
+        groups = read.groups()
+        guidance = [self._guidance(name, read.view(name).tally) for name in groups]
+        yield from self.tool_log.auto_compact_plan(read, groups, self.config.compact_after)
+        return [g for g in guidance if g.known]
 
     # ------------------------------------------------------------------ plans: strategies
 
@@ -224,12 +262,15 @@ class ProceduralMemory:
         return strategy
 
     def _with_counts(self, strategies: list[Strategy]) -> Plan[list[Strategy]]:
-        filters = [{"strategy_key": {"$eq": strategy_key(s.name)}} for s in strategies]
-        outcomes = yield from paginate(self.outcomes_namespace, filters)
-        return [
-            apply_strategy_outcomes(s, (i.value for i in items))
-            for s, items in zip(strategies, outcomes, strict=True)
-        ]
+        if not strategies:
+            return []
+        keys = [strategy_key(s.name) for s in strategies]
+        read = yield from self.outcome_log.read_plan(
+            keys if len(keys) <= _GROUP_READ_LIMIT else None
+        )
+        counted = [read.view(k).tally.apply(s) for k, s in zip(keys, strategies, strict=True)]
+        yield from self.outcome_log.auto_compact_plan(read, keys, self.config.compact_after)
+        return counted
 
     def _get_strategy_plan(self, name: str) -> Plan[Strategy | None]:
         key = strategy_key(_name(name, "strategy name"))
@@ -311,16 +352,6 @@ class ProceduralMemory:
 
     # ------------------------------------------------------------------ plans: injection
 
-    def _warning(self, g: ToolGuidance) -> str:
-        line = f"- {g.tool_name}: {g.failure_rate:.0%} failure rate over {g.total_uses} uses"
-        if g.last_success is False and g.last_error:
-            line += f"; last call failed: {g.last_error}"
-        elif g.common_errors:
-            line += f"; most common error: {g.common_errors[0].signature}"
-        if g.last_success is False and g.last_hint:
-            line += f" (hint: {g.last_hint})"
-        return line
-
     def _needs_warning(self, g: ToolGuidance) -> bool:
         c = self.config
         frequent = g.failures >= c.warn_min_failures and g.failure_rate >= c.warn_failure_rate
@@ -341,21 +372,7 @@ class ProceduralMemory:
             reverse=True,
         )
         preferences = yield from self._preferences_plan()
-        sections: list[str] = []
-        if strategies:
-            sections.append("Learned strategies:")
-            sections.extend(
-                f"- {s.name} (confidence: {s.confidence:.0%}): {s.description}. "
-                f"Apply when: {s.conditions or 'applicable'}. Procedure: {s.procedure or '-'}"
-                for s in strategies
-            )
-        if warned:
-            sections.append("Tool usage warnings:")
-            sections.extend(self._warning(g) for g in warned[: c.max_tool_warnings])
-        if preferences:
-            sections.append("User preferences:")
-            sections.extend(f"- {k}: {v}" for k, v in preferences.items())
-        return "\n".join(sections)
+        return render_injection(strategies, warned[: c.max_tool_warnings], preferences)
 
     # ------------------------------------------------------------------ public API
 
@@ -387,6 +404,19 @@ class ProceduralMemory:
     async def aget_all_tool_guidance(self) -> list[ToolGuidance]:
         """Async twin of :meth:`get_all_tool_guidance`."""
         return await arun_plan(self.store, self._all_guidance_plan())
+
+    def compact(self) -> CompactionResult:
+        """Fold every tool use and strategy outcome into segments and delete the folded events.
+
+        Safe at any time, also while other processes write or compact: no event is
+        lost or counted twice (see :mod:`~langchain_tiered_memory.tiers.event_log`).
+        Reads give the same statistics before and after.
+        """
+        return run_plan(self.store, self._compact_plan())
+
+    async def acompact(self) -> CompactionResult:
+        """Async twin of :meth:`compact`."""
+        return await arun_plan(self.store, self._compact_plan())
 
     def register_strategy(
         self, name: str, description: str, conditions: str = "", procedure: str = ""

@@ -21,7 +21,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Generator, Sequence
+from collections.abc import Awaitable, Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, TypeAlias, TypeVar, cast
@@ -169,8 +169,30 @@ def from_epoch(seconds: float) -> datetime:
     return datetime.fromtimestamp(seconds, tz=timezone.utc)
 
 
-def validate_model(cls: type[M], value: M | dict[str, Any], what: str) -> M:
+def _given(value: object, name: str) -> bool:
+    if isinstance(value, BaseModel):
+        return name in value.model_fields_set
+    if isinstance(value, Mapping):
+        return value.get(name) is not None
+    return True
+
+
+def validate_model(
+    cls: type[M],
+    value: M | Mapping[str, Any],
+    what: str,
+    *,
+    unset: Mapping[str, Any] | None = None,
+) -> M:
     """A validated copy of ``value`` (an instance of ``cls`` or a dict of its fields).
+
+    Args:
+        cls: The model class.
+        value: An instance of ``cls`` or a dict of its fields.
+        what: How to name the record in error messages.
+        unset: Values for fields the caller did not set (not passed to the model's
+            constructor, or ``None`` in a dict), used instead of the model's defaults;
+            tiers pass ``{"created_at": <their clock's now>}``.
 
     Raises:
         InvalidInputError: A field is invalid (the message lists which and why);
@@ -178,6 +200,9 @@ def validate_model(cls: type[M], value: M | dict[str, Any], what: str) -> M:
     """
     try:
         data = value.model_dump() if isinstance(value, BaseModel) else dict(value)
+        for name, default in (unset or {}).items():
+            if not _given(value, name):
+                data[name] = default
         return cls.model_validate(data)
     except ValidationError as exc:
         problems = "; ".join(

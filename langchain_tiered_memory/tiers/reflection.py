@@ -22,7 +22,8 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any, TypeVar
 
 from langchain_core.language_models import BaseChatModel
@@ -30,6 +31,13 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, Field, ValidationError
 
 from langchain_tiered_memory.errors import ExtractionError, InvalidInputError
+from langchain_tiered_memory.llm_calls import (
+    DEFAULT_LLM_TIMEOUT,
+    LLMTimeoutError,
+    ainvoke_with_timeout,
+    check_timeout,
+    invoke_with_timeout,
+)
 from langchain_tiered_memory.tiers.episodic_models import Episode, Reflection
 
 __all__ = ["EpisodeReflector", "PatternSynthesis", "Reflection"]
@@ -74,6 +82,17 @@ class PatternSynthesis(BaseModel):
         return "\n".join(lines)
 
 
+@contextmanager
+def _model_failures(what: str) -> Iterator[None]:
+    """Turn a model failure into an ExtractionError naming ``what`` (timeouts pass as they are)."""
+    try:
+        yield
+    except LLMTimeoutError:
+        raise
+    except Exception as exc:
+        raise ExtractionError(f"{what} failed: {type(exc).__name__}: {exc}") from exc
+
+
 def _clip(text: str, limit: int) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
@@ -86,6 +105,14 @@ class EpisodeReflector:
         llm: Any LangChain chat model supporting ``with_structured_output``.
         max_steps: Trajectory steps shown to the model (the first and last are kept).
         max_field_chars: Each thought/action/observation is clipped to this length.
+        timeout: Seconds one model call may take (``None``: no limit). A slower
+            call raises :class:`~langchain_tiered_memory.llm_calls.LLMTimeoutError`
+            (an ``ExtractionError``), so ``EpisodicMemory`` keeps the episode
+            with its reflection ``pending`` for ``retry_reflections``.
+
+    Raises:
+        InvalidInputError: ``max_steps`` or ``max_field_chars`` is too small.
+        ConfigurationError: ``timeout`` is not a positive number or ``None``.
 
     Example:
         >>> from langchain_tiered_memory.fakes import ScriptedChatModel
@@ -96,12 +123,20 @@ class EpisodeReflector:
         ['pin deps']
     """
 
-    def __init__(self, llm: BaseChatModel, *, max_steps: int = 40, max_field_chars: int = 500):
+    def __init__(
+        self,
+        llm: BaseChatModel,
+        *,
+        max_steps: int = 40,
+        max_field_chars: int = 500,
+        timeout: float | None = DEFAULT_LLM_TIMEOUT,
+    ) -> None:
         if max_steps < 2 or max_field_chars < 20:
             raise InvalidInputError(
                 f"max_steps={max_steps}, max_field_chars={max_field_chars}: "
                 "use max_steps >= 2 and max_field_chars >= 20"
             )
+        self.timeout = check_timeout(timeout)
         self.llm = llm
         self.max_steps = max_steps
         self.max_field_chars = max_field_chars
@@ -174,49 +209,50 @@ class EpisodeReflector:
     def _structured(self, schema: type[BaseModel]) -> Any:
         return self.llm.with_structured_output(schema)
 
+    def _call(self, schema: type[M], messages: list[BaseMessage], what: str) -> M:
+        with _model_failures(what):
+            result = invoke_with_timeout(
+                self._structured(schema), messages, self.timeout, what=f"the model for {what}"
+            )
+        return self._parsed(result, schema, what)
+
+    async def _acall(self, schema: type[M], messages: list[BaseMessage], what: str) -> M:
+        with _model_failures(what):
+            result = await ainvoke_with_timeout(
+                self._structured(schema), messages, self.timeout, what=f"the model for {what}"
+            )
+        return self._parsed(result, schema, what)
+
     def reflect(self, episode: Episode) -> Reflection:
         """Reflect on one episode.
 
         Raises:
+            LLMTimeoutError: The model did not answer within ``timeout`` (an
+                :class:`~langchain_tiered_memory.errors.ExtractionError`).
             ExtractionError: The model failed or answered out of shape (cause chained).
         """
         what = f"reflection on episode {episode.episode_id}"
-        try:
-            result = self._structured(Reflection).invoke(self.reflection_messages(episode))
-        except Exception as exc:
-            raise ExtractionError(f"{what} failed: {type(exc).__name__}: {exc}") from exc
-        return self._parsed(result, Reflection, what)
+        return self._call(Reflection, self.reflection_messages(episode), what)
 
     async def areflect(self, episode: Episode) -> Reflection:
         """Async twin of :meth:`reflect`."""
         what = f"reflection on episode {episode.episode_id}"
-        try:
-            result = await self._structured(Reflection).ainvoke(self.reflection_messages(episode))
-        except Exception as exc:
-            raise ExtractionError(f"{what} failed: {type(exc).__name__}: {exc}") from exc
-        return self._parsed(result, Reflection, what)
+        return await self._acall(Reflection, self.reflection_messages(episode), what)
 
     def synthesize_pattern(self, episodes: Sequence[Episode]) -> PatternSynthesis:
         """Find patterns across several related episodes.
 
         Raises:
             InvalidInputError: ``episodes`` is empty.
+            LLMTimeoutError: The model did not answer within ``timeout``.
             ExtractionError: The model failed or answered out of shape (cause chained).
         """
         messages = self.pattern_messages(episodes)
         what = f"pattern synthesis over {len(episodes)} episodes"
-        try:
-            result = self._structured(PatternSynthesis).invoke(messages)
-        except Exception as exc:
-            raise ExtractionError(f"{what} failed: {type(exc).__name__}: {exc}") from exc
-        return self._parsed(result, PatternSynthesis, what)
+        return self._call(PatternSynthesis, messages, what)
 
     async def asynthesize_pattern(self, episodes: Sequence[Episode]) -> PatternSynthesis:
         """Async twin of :meth:`synthesize_pattern`."""
         messages = self.pattern_messages(episodes)
         what = f"pattern synthesis over {len(episodes)} episodes"
-        try:
-            result = await self._structured(PatternSynthesis).ainvoke(messages)
-        except Exception as exc:
-            raise ExtractionError(f"{what} failed: {type(exc).__name__}: {exc}") from exc
-        return self._parsed(result, PatternSynthesis, what)
+        return await self._acall(PatternSynthesis, messages, what)

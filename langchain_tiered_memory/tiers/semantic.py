@@ -61,7 +61,8 @@ from langchain_tiered_memory.tiers.semantic_results import (
     RememberResult,
     SemanticSearchHit,
 )
-from langchain_tiered_memory.types import ensure_aware, utcnow
+from langchain_tiered_memory.tiers.tier_args import tier_args
+from langchain_tiered_memory.types import ensure_aware
 
 __all__ = ["SemanticMemory"]
 
@@ -84,7 +85,8 @@ class SemanticMemory:
         scope: Whose memory this is (facts never cross scopes).
         llm: Optional chat model. When given it judges consistency and runs the
             LLM extractor in :meth:`remember_from_text`; without it, the
-            documented heuristics are used.
+            documented heuristics are used. Each call is limited to
+            ``config.llm_timeout`` seconds.
         clock: Returns "now" (aware); defaults to UTC wall time.
         config: Thresholds and policies (:class:`SemanticMemoryConfig`).
         judge: Overrides the consistency judge chosen from ``llm``.
@@ -113,26 +115,20 @@ class SemanticMemory:
         judge: ConsistencyJudge | None = None,
         extractor: EntityFactExtractor | None = None,
     ) -> None:
-        if not isinstance(store, BaseStore):
-            raise ConfigurationError(
-                f"store must be a langgraph BaseStore, got {type(store).__name__}: "
-                "pass e.g. InMemoryStore() or QdrantMemoryStore.embedded(path)"
-            )
-        if not isinstance(scope, MemoryScope):
-            raise ConfigurationError(
-                f"scope must be a MemoryScope, got {type(scope).__name__}: "
-                "pass e.g. MemoryScope('alice')"
-            )
-        self.store = store
-        self.scope = scope
+        args = tier_args(store, scope, clock)  # validates, with fix-it messages
+        self.store = args.store
+        self.scope = args.scope
         self.llm = llm
         self.config = config or SemanticMemoryConfig()
-        self.clock: Callable[[], datetime] = clock or utcnow
+        self.clock: Callable[[], datetime] = args.clock
+        timeout = self.config.llm_timeout
         self.judge: ConsistencyJudge = judge or (
-            LLMConsistencyJudge(llm) if llm is not None else HeuristicConsistencyJudge()
+            LLMConsistencyJudge(llm, timeout=timeout)
+            if llm is not None
+            else HeuristicConsistencyJudge()
         )
         self.extractor: EntityFactExtractor | None = extractor or (
-            EntityFactExtractor(llm) if llm is not None else None
+            EntityFactExtractor(llm, timeout=timeout) if llm is not None else None
         )
         self.heuristic_extractor = HeuristicFactExtractor(
             confidence=self.config.heuristic_confidence

@@ -44,6 +44,12 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 
+from langchain_tiered_memory.llm_calls import (
+    DEFAULT_LLM_TIMEOUT,
+    ainvoke_with_timeout,
+    check_timeout,
+    invoke_with_timeout,
+)
 from langchain_tiered_memory.tiers.semantic_models import Fact, normalize_value
 
 __all__ = [
@@ -197,6 +203,7 @@ _JUDGE_SYSTEM = (
     "'contradicts' if both cannot be true at the same time, 'unrelated' otherwise. "
     "Facts with similar wording about different things are 'unrelated'."
 )
+_WHAT = "the consistency judge model"
 
 
 def _fact_line(fact: Fact) -> str:
@@ -210,6 +217,12 @@ class LLMConsistencyJudge:
     Args:
         llm: Any chat model supporting ``with_structured_output``.
         fallback: Used when the model fails (default: :class:`HeuristicConsistencyJudge`).
+        timeout: Seconds one model call may take (``None``: no limit); a slower
+            call fails like any other: the fallback's verdict is used and the
+            error is reported on the judgement.
+
+    Raises:
+        ConfigurationError: ``timeout`` is not a positive number or ``None``.
 
     Example:
         >>> from datetime import datetime, timezone
@@ -224,9 +237,16 @@ class LLMConsistencyJudge:
         'same'
     """
 
-    def __init__(self, llm: BaseChatModel, *, fallback: ConsistencyJudge | None = None) -> None:
+    def __init__(
+        self,
+        llm: BaseChatModel,
+        *,
+        fallback: ConsistencyJudge | None = None,
+        timeout: float | None = DEFAULT_LLM_TIMEOUT,
+    ) -> None:
         self.llm = llm
         self.fallback: ConsistencyJudge = fallback or HeuristicConsistencyJudge()
+        self.timeout = check_timeout(timeout)
         self._runnable: Any = None
 
     def _structured(self) -> Any:
@@ -274,7 +294,9 @@ class LLMConsistencyJudge:
         if ruled is not None:
             return ruled
         try:
-            verdict = self._interpret(self._structured().invoke(self.messages(existing, new)))
+            messages = self.messages(existing, new)
+            raw = invoke_with_timeout(self._structured(), messages, self.timeout, what=_WHAT)
+            verdict = self._interpret(raw)
         except Exception as exc:
             return self._on_error(exc, existing, new)
         return Judgement(verdict.relation, "llm", verdict.reason)
@@ -285,7 +307,8 @@ class LLMConsistencyJudge:
         if ruled is not None:
             return ruled
         try:
-            raw = await self._structured().ainvoke(self.messages(existing, new))
+            messages = self.messages(existing, new)
+            raw = await ainvoke_with_timeout(self._structured(), messages, self.timeout, what=_WHAT)
             verdict = self._interpret(raw)
         except Exception as exc:
             return self._on_error(exc, existing, new)

@@ -176,6 +176,24 @@ def get_facts(ctx: FlowContext, entity_id: str, as_of: datetime | None) -> Flow[
     return sorted(facts, key=lambda f: (f.attribute or "~", f.valid_from or f.first_observed))
 
 
+PROFILE_CANDIDATES = 200
+"""Current facts an entity context reads at most (it keeps the best ``max_facts``)."""
+
+
+def profile_candidates(ctx: FlowContext, entity_id: str, max_facts: int) -> Flow[list[Fact]]:
+    """A bounded read of an entity's current facts for its context.
+
+    One search of at most ``max(PROFILE_CANDIDATES, 4 * max_facts)`` items, not a scan
+    of every fact: a profile with tens of thousands of facts costs the same as a small
+    one. On stores that order filter-only searches by update time (the Qdrant store,
+    PostgresStore) these are the most recently confirmed facts.
+    """
+    limit = max(PROFILE_CANDIDATES, 4 * max_facts)
+    op = SearchOp(ctx.facts_ns, filter={"entity_id": entity_id, "status": "current"}, limit=limit)
+    items = (yield StoreCall((op,)))[0]
+    return [f for f in parse_records(items, Fact) if f.is_current]
+
+
 def fact_history(ctx: FlowContext, entity_id: str, attribute: str | None) -> Flow[list[Fact]]:
     """Every fact (all statuses) of the entity, or of one attribute, oldest first."""
     filt: dict[str, Any] = {"entity_id": normalize_id(entity_id, what="entity_id")}
@@ -203,7 +221,7 @@ def entity_context(ctx: FlowContext, entity_id: str, max_facts: int) -> Flow[Ent
     entity = yield from get_entity(ctx, entity_id)
     if entity is None:
         return EntityContext(entity=None)
-    facts = yield from get_facts(ctx, entity.entity_id, None)
+    facts = yield from profile_candidates(ctx, entity.entity_id, max_facts)
     relations = yield from relations_of(ctx, entity.entity_id)
     return build_entity_context(
         entity, facts, relations, now=ctx.now, config=ctx.config, max_facts=max_facts

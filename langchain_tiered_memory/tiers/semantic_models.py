@@ -29,6 +29,7 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from langchain_tiered_memory.errors import ConfigurationError, InvalidInputError
+from langchain_tiered_memory.llm_calls import DEFAULT_LLM_TIMEOUT, check_timeout
 from langchain_tiered_memory.tiers.scope import normalize_id
 from langchain_tiered_memory.types import ensure_aware
 
@@ -293,6 +294,14 @@ class SemanticMemoryConfig:
         multi_valued_attributes: Attributes whose values coexist.
         page_size: Page size when listing an entity's facts.
         max_known_entities: Known entities given to the LLM extractor.
+        llm_timeout: Seconds one LLM call (extraction, consistency judgement)
+            may take; ``None`` waits as long as it takes. A call that takes
+            longer fails like any other LLM failure: the heuristic result is
+            kept and the error is recorded (``RememberResult.errors``,
+            ``SemanticMemory.extraction_errors``).
+
+    Raises:
+        ConfigurationError: A setting is out of range (the message names it).
 
     Example:
         >>> SemanticMemoryConfig(supersede_margin=0.1).reinforce_step
@@ -312,6 +321,7 @@ class SemanticMemoryConfig:
     )
     page_size: int = 100
     max_known_entities: int = 50
+    llm_timeout: float | None = DEFAULT_LLM_TIMEOUT
 
     def __post_init__(self) -> None:
         for name in (
@@ -326,3 +336,4 @@ class SemanticMemoryConfig:
         for name in ("duplicate_candidates", "max_judged", "page_size", "max_known_entities"):
             if int(getattr(self, name)) < 1:
                 raise ConfigurationError(f"{name}={getattr(self, name)!r} must be at least 1")
+        check_timeout(self.llm_timeout, name="llm_timeout")

@@ -21,9 +21,6 @@ Example:
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
-import contextvars
 from collections.abc import Generator, Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -32,6 +29,12 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from langchain_tiered_memory.errors import ConfigurationError, ExtractionError
+from langchain_tiered_memory.llm_calls import (
+    LLMTimeoutError,
+    ainvoke_with_timeout,
+    check_timeout,
+    invoke_with_timeout,
+)
 from langchain_tiered_memory.tiers.working_messages import CounterLike, as_token_counter
 from langchain_tiered_memory.tokens import TokenCounter, message_text
 
@@ -61,11 +64,12 @@ SHORTEN_INSTRUCTIONS = (
     "with the summary only."
 )
 _MIN_LINE_TOKENS = 16
+_WHAT = "the summarisation model"
 
 Plan = Generator[list[BaseMessage], BaseMessage, "SummaryOutcome"]
 
 
-class SummarizationTimeoutError(ExtractionError, TimeoutError):
+class SummarizationTimeoutError(LLMTimeoutError):
     """The chat model did not return a summary within the configured timeout."""
 
 
@@ -222,13 +226,11 @@ class Summarizer:
                 f"max_summary_tokens ({max_summary_tokens}) and max_prompt_tokens "
                 f"({max_prompt_tokens}) must be positive"
             )
-        if timeout is not None and timeout <= 0:
-            raise ConfigurationError(f"timeout must be positive seconds or None, got {timeout}")
         self.model = model
         self.counter = as_token_counter(counter)
         self.max_summary_tokens = max_summary_tokens
         self.max_prompt_tokens = max_prompt_tokens
-        self.timeout = timeout
+        self.timeout = check_timeout(timeout)
 
     def _plan(self, previous_summary: str, messages: Sequence[BaseMessage]) -> Plan:
         return summary_plan(
@@ -241,30 +243,21 @@ class Summarizer:
 
     def _timeout_error(self) -> SummarizationTimeoutError:
         return SummarizationTimeoutError(
-            f"the summarisation model did not answer within {self.timeout}s: raise timeout= "
+            f"{_WHAT} did not answer within {self.timeout}s: raise timeout= "
             "or use a faster model; the messages were kept"
         )
 
     def _invoke(self, prompt: list[BaseMessage]) -> BaseMessage:
-        if self.timeout is None:
-            return self.model.invoke(prompt)
-        pool = concurrent.futures.ThreadPoolExecutor(max_workers=1)
-        try:
-            ctx = contextvars.copy_context()
-            future = pool.submit(ctx.run, self.model.invoke, prompt)
-            try:
-                return future.result(timeout=self.timeout)
-            except concurrent.futures.TimeoutError:
-                future.cancel()
-                raise self._timeout_error() from None
-        finally:
-            pool.shutdown(wait=False)
+        reply: BaseMessage = invoke_with_timeout(
+            self.model, prompt, self.timeout, what=_WHAT, on_timeout=self._timeout_error
+        )
+        return reply
 
     async def _ainvoke(self, prompt: list[BaseMessage]) -> BaseMessage:
-        try:
-            return await asyncio.wait_for(self.model.ainvoke(prompt), self.timeout)
-        except asyncio.TimeoutError:
-            raise self._timeout_error() from None
+        reply: BaseMessage = await ainvoke_with_timeout(
+            self.model, prompt, self.timeout, what=_WHAT, on_timeout=self._timeout_error
+        )
+        return reply
 
     def summarize(self, previous_summary: str, messages: Sequence[BaseMessage]) -> SummaryOutcome:
         """Return the updated summary.

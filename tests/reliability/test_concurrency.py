@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import shutil
+import socket
 import subprocess
 import sys
 import threading
@@ -170,16 +171,13 @@ def test_second_process_gets_an_immediate_clear_error(holder) -> None:  # type: 
     assert "close" in str(info.value)  # says how to fix it
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the embedded engine's StoreLockedError (raised first, by QdrantMemoryStore.embedded) "
-    "does not name the process holding the path; only the outbox lock records the holder pid",
-)
 def test_lock_error_names_the_holder_process(holder) -> None:  # type: ignore[no-untyped-def]
     child, path = holder
     with pytest.raises(StoreLockedError) as info:
         _open(path)
-    assert str(child.pid) in str(info.value)
+    message = str(info.value)
+    assert f"process {child.pid} on host {socket.gethostname()}" in message
+    assert "since" in message and "close" in message
 
 
 def test_second_handle_in_the_same_process_gets_the_error_too(workdir: Path) -> None:

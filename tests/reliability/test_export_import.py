@@ -9,6 +9,7 @@ assembled context.
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
@@ -161,17 +162,88 @@ def test_round_trip_gives_back_the_same_memories_and_answers(
     assert users == [USER]  # nothing of bob came along
     assert dst == src
     for key in src_answers:
-        assert dst_answers[key] == src_answers[key], key
+        assert same(dst_answers[key], src_answers[key]), (key, dst_answers[key], src_answers[key])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="import_jsonl writes records with store.batch(PutOp), so the store stamps them with "
-    "the import time: the exported created_at/updated_at of every record are lost",
-)
-def test_round_trip_keeps_record_timestamps(workdir: Path) -> None:
-    _, _, src, dst, *_ = round_trip("embedded", "client", workdir)
+def same(a: Any, b: Any) -> bool:
+    """Equal, except that scores may differ by float32 noise between the two engines.
+
+    The engines compute similarities in float32 in different libraries, so the
+    same answer can score 1.4204224 on one and 1.4204226 on the other; ids,
+    texts and order must still be identical.
+    """
+    if isinstance(a, float) and isinstance(b, float):
+        return math.isclose(a, b, rel_tol=1e-6, abs_tol=2e-6)
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return type(a) is type(b) and len(a) == len(b) and all(map(same, a, b))
+    return bool(a == b)
+
+
+@pytest.mark.parametrize(("source", "target"), PAIRS)
+def test_round_trip_keeps_record_timestamps(source: str, target: str, workdir: Path) -> None:
+    _, _, src, dst, *_ = round_trip(source, target, workdir)
     assert dst == src
+    # Not vacuous: the records span days of (fake) time, and the import ran two days later.
+    stamps = sorted({stamp for _, created, updated in src.values() for stamp in (created, updated)})
+    assert len(stamps) > 10
+
+
+def test_restored_records_keep_their_order_and_later_writes_are_stamped_now(
+    engine: str, workdir: Path
+) -> None:
+    clock = FakeClock()
+    source = open_memory(engine, workdir / "a", clock=clock)
+    target = open_memory(engine, workdir / "b", clock=clock)
+    try:
+        alice = source.for_user(USER)
+        for fact in ("Lives in Porto", "Works at Acme", "Likes jazz"):
+            alice.semantic.store_fact(USER, fact)
+            clock.advance(days=1)
+        source.export_jsonl(USER, workdir / "a.jsonl")
+        clock.advance(days=30)
+        target.import_jsonl(workdir / "a.jsonl")
+        facts_ns = alice.scope.namespace("semantic", "facts")
+        newest_first = [i.key for i in source.store.search(facts_ns, limit=10)]
+        assert [i.key for i in target.store.search(facts_ns, limit=10)] == newest_first
+        target.store.put(facts_ns, "new", {"content": "Plays the cello"})
+        item = target.store.get(facts_ns, "new")
+        assert item is not None and item.updated_at > max(
+            i.updated_at for i in target.store.search(facts_ns, limit=10) if i.key != "new"
+        )
+    finally:
+        source.close()
+        target.close()
+
+
+def test_in_memory_store_import_keeps_timestamps(workdir: Path) -> None:
+    from langgraph.store.memory import InMemoryStore
+
+    clock = FakeClock()
+    source = open_memory("embedded", workdir / "a", clock=clock)
+    try:
+        populate(source, clock)
+        source.export_jsonl(USER, workdir / "alice.jsonl")
+        target = TieredMemory(InMemoryStore(), clock=clock)
+        assert target.import_jsonl(workdir / "alice.jsonl") > 20
+        assert records(target, timestamps=True) == records(source, timestamps=True)
+    finally:
+        source.close()
+
+
+async def test_async_import_keeps_timestamps(engine: str, workdir: Path) -> None:
+    clock = FakeClock()
+    source = open_memory(engine, workdir / "a", clock=clock)
+    target = open_memory(engine, workdir / "b", clock=clock)
+    try:
+        source.for_user(USER).remember("I live in Porto and I work at Acme.")
+        clock.advance(days=3)
+        source.export_jsonl(USER, workdir / "a.jsonl")
+        clock.advance(days=3)
+        assert await target.aimport_jsonl(workdir / "a.jsonl") > 0
+        assert records(target, timestamps=True) == records(source, timestamps=True)
+    finally:
+        source.close()
+        target.close()
 
 
 def test_import_rejects_a_bad_line_and_writes_nothing(memory: TieredMemory, workdir: Path) -> None:

@@ -147,25 +147,40 @@ def test_forget_user_star_is_rejected_and_forgets_nobody(memory: TieredMemory) -
     assert list(memory.export_user("alice"))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="forget_user deletes points from the embedded Qdrant Edge shard, but the deleted "
-    "payloads stay on disk (segment payload_storage pages and the shard WAL) until a vacuum "
-    "that optimize() does not trigger for a few deletions",
-)
+def _files_holding(root: Path, needles: list[bytes]) -> dict[str, bytes]:
+    return {
+        str(path.relative_to(root)): needle
+        for path in root.rglob("*")
+        if path.is_file()
+        for needle in needles
+        if needle in path.read_bytes()
+    }
+
+
 def test_forgotten_strings_are_gone_from_the_embedded_store_files(workdir: Path) -> None:
-    memory = TieredMemory.open(workdir, embeddings=HashingEmbeddings(size=64))
+    """Deleted points stay in Edge's segments and WAL: ``forget_user`` purges them."""
+    memory = open_with_writer("embedded", workdir)
+    needles = strings_of(VICTIM, SECRETS)
     try:
         populate(memory, VICTIM, SECRETS)
         populate(memory, OTHER, ["keepsecretzz", "Keepville", "keepjamzz", "keepbandzz"])
-        memory.forget_user(VICTIM)
+        memory.forget_user(VICTIM, purge=False)
+        assert _files_holding(workdir / "store", needles)  # deleted, but still on disk
+        memory.forget_user(VICTIM)  # purges by default (nothing left to delete)
+        other = memory.for_user(OTHER)
+        assert other.semantic.get_facts(OTHER)  # the other user's data survived the rewrite
+        assert other.search("Keepville")
     finally:
         memory.close()
-    leftovers = {
-        str(path.relative_to(workdir)): needle
-        for path in workdir.rglob("*")
-        if path.is_file()
-        for needle in strings_of(VICTIM, SECRETS)
-        if needle in path.read_bytes()
-    }
-    assert leftovers == {}
+    assert _files_holding(workdir, needles) == {}
+
+
+def test_purge_deleted_reports_the_rewrite(workdir: Path) -> None:
+    memory = open_with_writer("embedded", workdir)
+    try:
+        populate(memory, VICTIM, SECRETS)
+        memory.forget_user(VICTIM, purge=False)
+        report = memory.store.purge_deleted()  # type: ignore[attr-defined]
+        assert report.outcome == "swapped" and report.purged
+    finally:
+        memory.close()

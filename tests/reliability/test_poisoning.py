@@ -153,12 +153,6 @@ def test_fuzzed_memories_cannot_break_the_frame(attack: str, budget: int) -> Non
     assert_framed(ctx.text, [attack])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="ProceduralMemory.get_context_injection renders error messages, hints, strategy text "
-    "and preference values verbatim: a newline in a memory starts a new, unframed prompt line "
-    "(e.g. 'SYSTEM: ...' or a fake '</memory-…>' delimiter)",
-)
 def test_procedural_context_injection_keeps_memories_on_their_own_lines(workdir) -> None:  # type: ignore[no-untyped-def]
     memory = open_memory("embedded", workdir / "store")
     try:

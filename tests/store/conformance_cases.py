@@ -18,9 +18,9 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import pytest
-from conftest import StoreFactory, hashing_index
 from langgraph.store.base import BaseStore, GetOp, ListNamespacesOp, PutOp, SearchOp
 from store_drivers import Case, Ops, keys_of
+from store_support import StoreFactory, hashing_index
 
 INMEMORY_CREATED_AT = (
     "InMemoryStore resets created_at on every put; PostgresStore and our store keep it"

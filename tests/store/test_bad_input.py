@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import StoreFactory, hashing_index, import_store_class
 from langgraph.store.base import BaseStore, GetOp, PutOp, SearchOp
 from store_drivers import AsyncOps, Ops, SyncOps, run_sync, snapshot
+from store_support import StoreFactory, hashing_index, import_store_class
 
 from langchain_tiered_memory.errors import (
     ConfigurationError,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 from conformance_cases import CASES, ConformanceCase, open_store_for
-from conftest import StoreFactory
 from store_drivers import AsyncOps
+from store_support import StoreFactory
 
 
 @pytest.mark.parametrize("spec", CASES, ids=lambda spec: spec.name)

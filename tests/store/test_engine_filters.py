@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from conftest import StoreFactory
 from langgraph.store.memory import InMemoryStore
+from store_support import StoreFactory
 
 LONG = "x" * 200
 VALUES: dict[str, dict[str, Any]] = {

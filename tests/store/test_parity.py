@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import StoreFactory, hashing_index
 from langgraph.store.base import BaseStore, PutOp, SearchItem
+from store_support import StoreFactory, hashing_index
 
 NAMESPACES = [("p", "u1"), ("p", "u2"), ("p", "u1", "notes"), ("p", "u10"), ("q",)]
 PREFIXES = [(), ("p",), ("p", "u1"), ("p", "u2"), ("q",), ("p", "u1", "notes")]

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import import_store_class
+from store_support import import_store_class
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -192,7 +192,9 @@ def test_filters_run_inside_the_store(scope: MemoryScope, fake_clock: FakeClock)
     spy.items_returned = 0
     results = memory.retrieve_similar("routine task", outcome="failure", tags=["rare"])
     assert tasks(results) == ["routine task failed"]
-    searches = [op for op in spy.ops if isinstance(op, SearchOp)]
+    searches = [
+        op for op in spy.ops if isinstance(op, SearchOp) and op.namespace_prefix == memory.namespace
+    ]
     assert searches and all(
         op.filter and op.filter["outcome"] == {"$eq": "failure"} for op in searches
     )
@@ -224,9 +226,18 @@ def test_access_counts_are_recorded_on_retrieval(
     memory.retrieve_similar("archive logs", top_k=1)
     fake_clock.advance(hours=1)
     (hit,) = memory.retrieve_similar("archive logs", top_k=1)
-    assert hit.episode.access_count == 2 and hit.episode.last_accessed == fake_clock()
+    assert hit.episode.access_count == 0  # results skip the read unless asked (below)
+    got = memory.get(e.episode_id)
+    assert got is not None and got.access_count == 2 and got.last_accessed == fake_clock()
     again = EpisodicMemory(store, scope).get(e.episode_id)  # another instance, same store
     assert again is not None and again.access_count == 2
+    counting = EpisodicConfig(access_counts_in_results=True)
+    with_counts = EpisodicMemory(store, scope, config=counting, clock=fake_clock)
+    fake_clock.advance(hours=1)
+    (hit,) = with_counts.retrieve_similar("archive logs", top_k=1)
+    assert hit.episode.access_count == 3 and hit.episode.last_accessed == fake_clock()
+    (recent,) = with_counts.retrieve_recent(1)
+    assert recent.access_count == 4
 
 
 def test_store_without_index_gives_a_clear_error(scope: MemoryScope) -> None:
@@ -327,3 +338,12 @@ def test_namespaces_are_per_scope() -> None:
         "episodic",
         "episodes",
     )
+
+
+def test_an_age_limit_older_than_the_calendar_means_no_limit(scope: MemoryScope) -> None:
+    memory = EpisodicMemory(InMemoryStore(index=hashing_index()), scope)
+    memory.record(ep("ancient task", hours_ago=24 * 365 * 20))
+    for hours in (17_758_765, 1e12, 1e300):
+        assert tasks(memory.retrieve_similar("ancient task", max_age_hours=hours)) == [
+            "ancient task"
+        ]

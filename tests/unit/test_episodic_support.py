@@ -8,8 +8,10 @@ test, which is also how real users are kept apart).
 
 from __future__ import annotations
 
+import threading
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +20,7 @@ from langgraph.store.base import BaseStore, IndexConfig, Op, Result
 from langgraph.store.memory import InMemoryStore
 
 from langchain_tiered_memory.fakes import FakeClock, HashingEmbeddings
+from langchain_tiered_memory.tiers.episodic_access import flush_access_buffers
 from langchain_tiered_memory.tiers.scope import MemoryScope
 
 DIMS = 384
@@ -40,6 +43,7 @@ def open_qdrant(path: Path) -> Any:
 def qdrant_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     store = open_qdrant(tmp_path_factory.mktemp("qdrant"))
     yield store
+    flush_access_buffers(store)  # buffered episode accesses, before the store goes
     store.close()
 
 
@@ -81,3 +85,105 @@ class RecordingStore(BaseStore):
     async def abatch(self, ops: Any) -> list[Result]:
         ops = list(ops)
         return self._note(ops, await self.inner.abatch(ops))
+
+
+class LockedStore(BaseStore):
+    """Runs every batch of ``inner`` under one lock.
+
+    LangGraph's ``InMemoryStore`` is not thread-safe (a search iterating a dict
+    while another thread inserts raises "dictionary changed size during
+    iteration"); serialising batches gives threads what a real store gives them:
+    each batch atomic, batches of different threads interleaved arbitrarily.
+    """
+
+    def __init__(self, inner: BaseStore) -> None:
+        self.inner = inner
+        self.lock = threading.Lock()
+
+    def batch(self, ops: Any) -> list[Result]:
+        with self.lock:
+            return self.inner.batch(list(ops))
+
+    async def abatch(self, ops: Any) -> list[Result]:
+        return self.batch(ops)
+
+
+def thread_safe(store: BaseStore) -> BaseStore:
+    """``store`` itself, or a :class:`LockedStore` around an ``InMemoryStore``."""
+    return LockedStore(store) if isinstance(store, InMemoryStore) else store
+
+
+def open_small_qdrant(path: Path, fields: list[str] | None = None) -> Any:
+    """An embedded Qdrant store with 64-d hashing embeddings (quick to open and write)."""
+    try:
+        from langchain_tiered_memory.stores import QdrantMemoryStore
+    except ImportError as exc:
+        pytest.skip(f"QdrantMemoryStore is not importable yet: {exc}")
+    index = {"dims": 64, "embed": HashingEmbeddings(size=64), "fields": fields or ["text"]}
+    return QdrantMemoryStore.embedded(path, index=index)
+
+
+@pytest.fixture(params=["inmemory", "qdrant"])
+def race_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[BaseStore]:
+    """A fresh store for threads: a locked ``InMemoryStore``, or a 64-d embedded Qdrant store."""
+    if request.param == "inmemory":
+        index: IndexConfig = {"dims": 64, "embed": HashingEmbeddings(size=64), "fields": ["text"]}
+        yield LockedStore(InMemoryStore(index=index))
+        return
+    opened = open_small_qdrant(tmp_path / "qdrant")
+    try:
+        yield opened
+    finally:
+        flush_access_buffers(opened)
+        opened.close()
+
+
+def run_with_helpers(
+    workers: list[Callable[[], None]], helpers: list[Callable[[], None]], done: threading.Event
+) -> list[BaseException]:
+    """Run ``workers`` and ``helpers`` in threads; set ``done`` when the workers are through.
+
+    Returns what any of them raised (helpers loop until ``done`` is set).
+    """
+    errors: list[BaseException] = []
+
+    def guarded(target: Callable[[], None]) -> Callable[[], None]:
+        def run() -> None:
+            try:
+                target()
+            except BaseException as exc:
+                errors.append(exc)
+
+        return run
+
+    threads = [threading.Thread(target=guarded(w)) for w in workers]
+    background = [threading.Thread(target=guarded(h)) for h in helpers]
+    for t in threads + background:
+        t.start()
+    for t in threads:
+        t.join(120)
+    done.set()
+    for t in background:
+        t.join(120)
+    return errors
+
+
+class Progress:
+    """Operations started and completed, to bound what a concurrent read may count."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.started = self.completed = 0
+
+    @contextmanager
+    def op(self) -> Iterator[None]:
+        """Wrap one counted operation."""
+        with self.lock:
+            self.started += 1
+        yield
+        with self.lock:
+            self.completed += 1
+
+    def check(self, low: int, seen: int) -> None:
+        """A read that began when ``low`` operations were complete saw ``seen``."""
+        assert low <= seen <= self.started, (low, seen, self.started)

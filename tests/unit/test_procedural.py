@@ -17,6 +17,7 @@ from test_episodic_support import (  # noqa: F401 (fixtures)
     qdrant_store,
     scope,
     store,
+    thread_safe,
 )
 
 from langchain_tiered_memory.errors import ConfigurationError, InvalidInputError
@@ -293,6 +294,7 @@ def test_a_new_process_sees_the_same_statistics(tmp_path: Path) -> None:
 
 
 def test_parallel_writers_lose_no_counts(store: BaseStore, scope: MemoryScope) -> None:
+    store = thread_safe(store)  # InMemoryStore itself is not thread-safe
     memory = ProceduralMemory(store, scope)
     memory.register_strategy("s", "strategy")
 

@@ -4,7 +4,12 @@ import pytest
 
 from langchain_tiered_memory.errors import ConfigurationError
 from langchain_tiered_memory.retrieval.lexical import BM25Index, analyze, stem
-from langchain_tiered_memory.retrieval.rerank import TimeBoost, apply_time_boost, rerank
+from langchain_tiered_memory.retrieval.rerank import (
+    TimeBoost,
+    apply_neighbour_boost,
+    apply_time_boost,
+    rerank,
+)
 from langchain_tiered_memory.retrieval.temporal import parse_time_expressions
 
 
@@ -76,3 +81,27 @@ def test_rerank_blends_only_the_top_k() -> None:
         rerank("q", fused, texts, lambda q, ts: [1.0])
     with pytest.raises(ConfigurationError):
         rerank("q", fused, texts, overlap, weight=2.0)
+
+
+def test_neighbour_boost_lifts_an_answer_next_to_its_question() -> None:
+
+    fused = [("question", 2.0), ("stray", 1.5), ("answer", 1.2), ("far", 1.1)]
+    adjacent = {"answer": ["question", "other"], "question": ["answer"], "far": ["nobody"]}
+    boosted = dict(apply_neighbour_boost(fused, adjacent, weight=0.6))
+    assert boosted["answer"] == pytest.approx(1.2 + 0.6 * 2.0 / 2)
+    assert boosted["question"] == pytest.approx(2.0 + 0.6 * 1.2 / 2)
+    assert boosted["stray"] == 1.5 and boosted["far"] == 1.1  # no candidate neighbours
+    assert [k for k, _ in apply_neighbour_boost(fused, adjacent, 0.6)][:3] == [
+        "question",
+        "answer",
+        "stray",
+    ]
+
+
+def test_neighbour_boost_ignores_negative_neighbours_and_weight_zero() -> None:
+
+    fused = [("a", 0.5), ("b", -3.0)]
+    assert dict(apply_neighbour_boost(fused, {"a": ["b"]}, 1.0))["a"] == 0.5
+    assert apply_neighbour_boost(fused, {"a": ["b"]}, 0.0) == fused
+    with pytest.raises(ConfigurationError):
+        apply_neighbour_boost(fused, {}, float("nan"))

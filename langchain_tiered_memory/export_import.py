@@ -1,0 +1,196 @@
+"""Export and import of store records as JSON Lines, keeping each record's timestamps.
+
+One line per store item: ``format``, ``namespace``, ``key``, ``value``,
+``created_at`` and ``updated_at`` (ISO-8601). Import gives every record back
+with its own times, so recency ranking, ``as of`` queries and newest-first
+order behave as they did at the source:
+
+* a store with a ``restore_items(ops)`` method (:class:`QdrantMemoryStore`,
+  both engines) writes :class:`~langchain_tiered_memory.stores.restore.RestoreOp`
+  records with their own times; this is the protocol a custom store implements
+  to keep timestamps on import;
+* LangGraph's ``InMemoryStore`` (best effort): the records are put, then their
+  times are set on the store's item dictionary (``InMemoryStore._data``);
+* any other ``BaseStore``: the records are put, so the store stamps them with
+  the import time; a warning says so.
+
+Example:
+    >>> from langgraph.store.memory import InMemoryStore
+    >>> store = InMemoryStore()
+    >>> store.put(("tiered_memory", "alice", "notes"), "n1", {"text": "hello"})
+    >>> record = export_record(store.get(("tiered_memory", "alice", "notes"), "n1"))
+    >>> op = parse_record(record)
+    >>> other = InMemoryStore()
+    >>> write_records(other, [op])
+    >>> other.get(op.namespace, "n1").updated_at.isoformat() == record["updated_at"]
+    True
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any, Literal
+
+from langgraph.store.base import BaseStore, Item, PutOp
+from langgraph.store.memory import InMemoryStore
+
+from langchain_tiered_memory.errors import InvalidInputError
+from langchain_tiered_memory.stores.restore import RestoreOp
+from langchain_tiered_memory.tiers.scope import ROOT_LABEL
+from langchain_tiered_memory.types import ensure_aware
+
+__all__ = [
+    "EXPORT_FORMAT",
+    "RestoreOp",
+    "awrite_records",
+    "export_record",
+    "index_of",
+    "parse_record",
+    "read_records",
+    "write_records",
+]
+
+logger = logging.getLogger(__name__)
+
+EXPORT_FORMAT = "langchain-tiered-memory/v1"
+"""The ``format`` field of every exported record."""
+
+_CHUNK = 256
+
+
+def export_record(item: Item) -> dict[str, Any]:
+    """One store item as a JSON-ready export record."""
+    return {
+        "format": EXPORT_FORMAT,
+        "namespace": list(item.namespace),
+        "key": item.key,
+        "value": item.value,
+        "created_at": item.created_at.isoformat(),
+        "updated_at": item.updated_at.isoformat(),
+    }
+
+
+def index_of(namespace: tuple[str, ...], value: dict[str, Any]) -> list[str] | Literal[False]:
+    """Which field to embed when re-importing a record: the tiers embed one text field each."""
+    if any(label.startswith("_") for label in namespace[3:]):
+        return False
+    for field in ("text", "content", "search_text"):
+        if isinstance(value.get(field), str):
+            return [field]
+    return False
+
+
+def _time(record: dict[str, Any], field: str) -> datetime:
+    text = record[field]
+    if not isinstance(text, str):
+        raise TypeError(f"{field} is {type(text).__name__}, not ISO-8601 text")
+    return datetime.fromisoformat(text)
+
+
+def parse_record(record: Any) -> RestoreOp:
+    """The :class:`RestoreOp` of one export record (a parsed JSON object).
+
+    Raises:
+        ValueError, KeyError, TypeError: The record is not an export record
+            (wrong format, a namespace outside ``tiered_memory``, a missing
+            field, a timestamp that is not ISO-8601 text).
+    """
+    if not isinstance(record, dict):
+        raise TypeError(f"a record is a JSON object, got {type(record).__name__}")
+    if record.get("format") != EXPORT_FORMAT:
+        raise ValueError(f"format is {record.get('format')!r}, not {EXPORT_FORMAT!r}")
+    ns = tuple(record["namespace"])
+    if not ns or ns[0] != ROOT_LABEL:
+        raise ValueError(f"namespace {ns!r} is not a tiered_memory namespace")
+    value = dict(record["value"])
+    return RestoreOp(
+        ns,
+        str(record["key"]),
+        value,
+        created_at=_time(record, "created_at"),
+        updated_at=_time(record, "updated_at"),
+        index=index_of(ns, value),
+    )
+
+
+def read_records(path: str | os.PathLike[str]) -> list[RestoreOp]:
+    """Every record of a JSON Lines export file (blank lines are skipped).
+
+    Raises:
+        InvalidInputError: A line is not an export record (names the file and line).
+    """
+    ops: list[RestoreOp] = []
+    with open(path, encoding="utf-8") as fh:
+        for n, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                ops.append(parse_record(json.loads(line)))
+            except (ValueError, KeyError, TypeError) as exc:
+                raise InvalidInputError(
+                    f"{path}:{n} is not a langchain-tiered-memory export record ({exc}); "
+                    "nothing was imported"
+                ) from exc
+    return ops
+
+
+def _chunks(ops: Sequence[RestoreOp]) -> list[Sequence[RestoreOp]]:
+    return [ops[start : start + _CHUNK] for start in range(0, len(ops), _CHUNK)]
+
+
+def _put_ops(ops: Sequence[RestoreOp]) -> list[PutOp]:
+    return [PutOp(op.namespace, op.key, op.value, index=op.index) for op in ops]
+
+
+def _after_puts(store: BaseStore, ops: Sequence[RestoreOp]) -> None:
+    """Give put records their own times where the store allows it, else warn."""
+    if isinstance(store, InMemoryStore):
+        # Best effort on LangGraph's InMemoryStore, which has no way to write
+        # explicit times: replace its freshly stamped items (vectors untouched).
+        data = store._data
+        for op in ops:
+            item = data.get(op.namespace, {}).get(op.key)
+            if item is not None:
+                data[op.namespace][op.key] = Item(
+                    value=item.value,
+                    key=op.key,
+                    namespace=op.namespace,
+                    created_at=ensure_aware(op.created_at),
+                    updated_at=ensure_aware(op.updated_at),
+                )
+        return
+    if ops:
+        logger.warning(
+            "%s has no restore_items() method: %d imported records were stamped with the "
+            "import time instead of their exported created_at/updated_at",
+            type(store).__name__,
+            len(ops),
+        )
+
+
+def write_records(store: BaseStore, ops: Sequence[RestoreOp]) -> None:
+    """Write records to ``store`` keeping their timestamps (see the module docstring)."""
+    restore = getattr(store, "restore_items", None)
+    for chunk in _chunks(ops):
+        if callable(restore):
+            restore(chunk)
+        else:
+            store.batch(_put_ops(chunk))
+    if not callable(restore):
+        _after_puts(store, ops)
+
+
+async def awrite_records(store: BaseStore, ops: Sequence[RestoreOp]) -> None:
+    """Async twin of :func:`write_records`."""
+    arestore = getattr(store, "arestore_items", None)
+    for chunk in _chunks(ops):
+        if callable(arestore):
+            await arestore(chunk)
+        else:
+            await store.abatch(_put_ops(chunk))
+    if not callable(arestore):
+        _after_puts(store, ops)

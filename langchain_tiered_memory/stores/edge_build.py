@@ -1,0 +1,199 @@
+"""Shard configuration of the embedded engine, and the child process that builds a new shard.
+
+Background optimisation (:mod:`.edge_optimizer`) copies the live Qdrant Edge
+shard and runs this file as a script in a child process, so the HNSW build
+(which holds the GIL of the process that runs it) never stalls the store's
+process::
+
+    python edge_build.py '{"mode": "optimize", "source": "...", "target": "...", ...}'
+
+It imports only the standard library and ``qdrant_edge`` (the child starts in
+about 0.2 s instead of the seconds the package import takes). The spec holds
+``mode``, ``source``, ``target``, ``names`` (the vector names), ``dims``,
+``optimizers`` (:class:`EdgeOptimizers` fields, or null) and ``parent_pid``.
+Modes:
+
+* ``optimize``: ``source == target``, a copy of the live shard; load it (with
+  the optimizer settings, if any), run ``optimize()``, flush, close.
+* ``rewrite``: read every live point of ``source`` (a copy) and write it into a
+  fresh shard at ``target`` with the same payload indexes, then optimize it.
+  The new shard holds no deleted point and its write-ahead log holds only live
+  points: this is how deleted payloads are purged from disk.
+
+The child prints one JSON line, ``{"optimized": bool, "points": int,
+"seconds": float}``, and exits 0; on failure it exits non-zero with the error
+on stderr. On Linux it dies with its parent (``PR_SET_PDEATHSIG``).
+
+Example:
+    >>> names = VectorNames(dense="dense", sparse="bm25")
+    >>> config = edge_config(names, 64, EdgeOptimizers(indexing_threshold_kb=100))
+    >>> sorted(config.vectors), sorted(config.sparse_vectors)
+    (['dense'], ['bm25'])
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import time
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import qdrant_edge as qe
+
+__all__ = ["EdgeOptimizers", "VectorNames", "build", "edge_config"]
+
+_BATCH = 256
+
+
+@dataclass(frozen=True)
+class EdgeOptimizers:
+    """Optimizer settings of an embedded store (``None`` keeps Qdrant Edge's default).
+
+    Attributes:
+        indexing_threshold_kb: Segments whose vectors exceed this size (KB) get an
+            HNSW graph when optimized (Edge's default is 10,000 KB: about 6,500
+            points of 384-d vectors). Lower it to index smaller stores.
+        deleted_threshold: Fraction of deleted points above which an optimisation
+            vacuums (rewrites) a segment (Edge's default 0.2).
+        vacuum_min_vectors: Segments with fewer vectors are never vacuumed
+            (Edge's default 1,000).
+
+    Example:
+        >>> EdgeOptimizers(indexing_threshold_kb=1_000).deleted_threshold is None
+        True
+    """
+
+    indexing_threshold_kb: int | None = None
+    deleted_threshold: float | None = None
+    vacuum_min_vectors: int | None = None
+
+    def to_edge(self) -> qe.EdgeOptimizersConfig:
+        """The ``qdrant_edge`` optimizer config."""
+        return qe.EdgeOptimizersConfig(
+            deleted_threshold=self.deleted_threshold,
+            vacuum_min_vector_number=self.vacuum_min_vectors,
+            indexing_threshold=self.indexing_threshold_kb,
+        )
+
+
+@dataclass(frozen=True)
+class VectorNames:
+    """Names of a store's dense and sparse vectors (:data:`.requests.DENSE`, ``SPARSE``)."""
+
+    dense: str
+    sparse: str
+
+
+def edge_config(
+    names: VectorNames, dims: int | None, optimizers: EdgeOptimizers | None = None
+) -> qe.EdgeConfig:
+    """The shard config of a store: a MaxSim multivector of ``dims`` (if any) and BM25."""
+    vectors = {}
+    if dims is not None:
+        vectors[names.dense] = qe.EdgeVectorParams(
+            size=dims,
+            distance=qe.Distance.Cosine,
+            multivector_config=qe.MultiVectorConfig(qe.MultiVectorComparator.MaxSim),
+        )
+    sparse = {names.sparse: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)}
+    opt = optimizers.to_edge() if optimizers is not None else None
+    return qe.EdgeConfig(vectors=vectors, sparse_vectors=sparse, optimizers=opt)
+
+
+def optimizers_to_json(optimizers: EdgeOptimizers | None) -> dict[str, Any] | None:
+    """The JSON form of ``optimizers`` for a build spec."""
+    return None if optimizers is None else asdict(optimizers)
+
+
+def _optimizers(spec: dict[str, Any]) -> EdgeOptimizers | None:
+    raw = spec.get("optimizers")
+    if raw is not None:
+        return EdgeOptimizers(**raw)
+    if spec["mode"] != "rewrite":
+        return None  # loading keeps the settings saved in the shard
+    # A fresh shard: carry over the settings saved in the old one.
+    try:
+        with open(os.path.join(spec["source"], "edge_config.json"), encoding="utf-8") as fh:
+            saved = json.load(fh).get("optimizers") or {}
+    except (OSError, ValueError):
+        return None
+    return EdgeOptimizers(
+        indexing_threshold_kb=saved.get("indexing_threshold"),
+        deleted_threshold=saved.get("deleted_threshold"),
+        vacuum_min_vectors=saved.get("vacuum_min_vector_number"),
+    )
+
+
+def _copy_points(source: qe.EdgeShard, target: qe.EdgeShard) -> int:
+    """Write every live point of ``source`` into ``target``; returns the count."""
+    for name, index in source.info().payload_schema.items():
+        target.update(qe.UpdateOperation.create_field_index(name, index.data_type))
+    offset: Any = None
+    copied = 0
+    while True:
+        request = qe.ScrollRequest(offset=offset, limit=_BATCH, with_payload=True, with_vector=True)
+        records, offset = source.scroll(request)
+        if records:
+            points = [qe.Point(r.id, r.vector or {}, r.payload or {}) for r in records]
+            target.update(qe.UpdateOperation.upsert_points(points))
+            copied += len(points)
+        if offset is None:
+            return copied
+
+
+def build(spec: dict[str, Any]) -> dict[str, Any]:
+    """Build the shard described by ``spec`` (see the module docstring); returns the result."""
+    started = time.perf_counter()
+    config = edge_config(VectorNames(**spec["names"]), spec.get("dims"), _optimizers(spec))
+    mode = spec["mode"]
+    if mode == "optimize":
+        if spec["source"] != spec["target"]:
+            raise ValueError("optimize mode works on the copy in place: source must be target")
+        shard = qe.EdgeShard.load(spec["target"], config)
+    elif mode == "rewrite":
+        source = qe.EdgeShard.load(spec["source"])
+        try:
+            shard = qe.EdgeShard.create(spec["target"], config)
+            _copy_points(source, shard)
+        finally:
+            source.close()
+    else:
+        raise ValueError(f"unknown build mode {mode!r}: use 'optimize' or 'rewrite'")
+    try:
+        optimized = bool(shard.optimize())
+        points = int(shard.info().points_count)
+        shard.flush()
+    finally:
+        shard.close()
+    return {"optimized": optimized, "points": points, "seconds": time.perf_counter() - started}
+
+
+def _die_with_parent(parent_pid: int | None) -> None:
+    """On Linux, be killed when the parent dies (the build is useless without it)."""
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+
+    pr_set_pdeathsig = 1
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(pr_set_pdeathsig, int(signal.SIGKILL), 0, 0, 0)
+    if parent_pid is not None and os.getppid() != parent_pid:
+        sys.exit("the parent process exited before the build started")
+
+
+def main(argv: list[str]) -> int:
+    """Entry point of the child process: ``edge_build.py '<json spec>'``."""
+    if len(argv) != 2:
+        print("usage: edge_build.py '<json spec>'", file=sys.stderr)
+        return 2
+    spec = json.loads(argv[1])
+    _die_with_parent(spec.get("parent_pid"))
+    print(json.dumps(build(spec)), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

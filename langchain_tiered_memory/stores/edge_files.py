@@ -1,0 +1,302 @@
+"""On-disk layout of an embedded collection: shard generations, the commit pointer, recovery.
+
+A collection lives in one directory, ``<path>/<collection>`` (the *container*).
+The live Qdrant Edge shard is either the container itself (every store starts
+that way, and stores written before background optimisation exist stay so) or
+a generation directory ``shard-NNNNNN`` inside it, named by the pointer file
+``tiered_memory.current``. A background optimisation builds the next
+generation next to the live one and makes it live by rewriting the pointer
+(write a temporary file, fsync, rename, fsync the directory): that rename is
+the commit point.
+
+Recovery rule, applied by :func:`recover` when a collection is opened (with the
+collection lock held, so no other process is using these files):
+
+* the pointer names the live shard; no pointer means the container itself;
+* every ``shard-*`` entry the pointer does not name is an unfinished or
+  superseded build and is deleted, and so is a leftover temporary pointer;
+* if the pointer names a generation, the shard files left directly in the
+  container (an older, superseded generation) are deleted;
+* a pointer naming a missing directory is an error, and nothing is deleted.
+
+A crash before the commit therefore reopens the old shard, which received every
+acknowledged write; a crash after it reopens the new one, which received every
+write acknowledged before the commit (the commit happens with writes blocked,
+after the new shard replayed them and flushed) and every write after it.
+
+Example:
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> container = Path(tempfile.mkdtemp())
+    >>> recover(container) == container
+    True
+    >>> target = next_generation(container)
+    >>> target.name
+    'shard-000001'
+"""
+
+from __future__ import annotations
+
+import errno
+import logging
+import os
+import re
+import shutil
+import tempfile
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from langchain_tiered_memory.errors import BackendError
+
+__all__ = [
+    "META",
+    "commit",
+    "copy_tree",
+    "create_generation",
+    "fsync_tree",
+    "has_shard",
+    "is_own_entry",
+    "next_generation",
+    "recover",
+    "remove_shard",
+]
+
+META = "tiered_memory_store.json"
+"""Payload format and vector size of the collection (kept in the container)."""
+CURRENT = "tiered_memory.current"
+"""Pointer file: the name of the live generation directory."""
+LOCK = "tiered_memory.lock"
+"""The collection lock (see :mod:`.edge_lock`)."""
+HOLDER = "tiered_memory.holder.json"
+"""Who holds the collection lock (see :mod:`.edge_lock`)."""
+_OWN_FILES = frozenset({META, CURRENT, CURRENT + ".tmp", LOCK, HOLDER, HOLDER + ".tmp"})
+_GENERATION = re.compile(r"^shard-(\d{6})(\..+)?$")
+_CHUNK = 1 << 20
+_SYNC_THREADS = 8
+logger = logging.getLogger(__name__)
+
+
+def is_own_entry(name: str) -> bool:
+    """True for the entries of a container that are ours, not Qdrant Edge's."""
+    return name in _OWN_FILES or _GENERATION.match(name) is not None
+
+
+def has_shard(directory: Path) -> bool:
+    """True if ``directory`` holds a Qdrant Edge shard (its config or segments)."""
+    return (directory / "edge_config.json").exists() or (directory / "segments").is_dir()
+
+
+def _pointer(container: Path) -> str | None:
+    try:
+        name = (container / CURRENT).read_text("utf-8").strip()
+    except FileNotFoundError:
+        return None
+    if not _GENERATION.match(name) or "." in name:
+        raise BackendError(
+            f"{container / CURRENT} names {name!r}, which is not a shard generation: "
+            "restore the store directory from a backup"
+        )
+    return name
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
+    else:
+        path.unlink(missing_ok=True)
+
+
+def recover(container: Path) -> Path:
+    """Apply the recovery rule (module docstring); returns the live shard directory.
+
+    Call it only while holding the collection lock.
+
+    Raises:
+        BackendError: The pointer names a missing or invalid directory.
+    """
+    container.mkdir(parents=True, exist_ok=True)
+    current = _pointer(container)
+    live = container / current if current else container
+    if current and not has_shard(live):
+        raise BackendError(
+            f"the store at {container} names {current} as its live shard, but that directory "
+            "holds no shard: restore the store directory from a backup"
+        )
+    for entry in container.iterdir():
+        name = entry.name
+        if _GENERATION.match(name) and name != current:
+            _remove(entry)  # an unfinished or superseded build
+        elif name == CURRENT + ".tmp":
+            entry.unlink()
+        elif current and not is_own_entry(name):
+            _remove(entry)  # the superseded shard kept in the container itself
+    return live
+
+
+def next_generation(container: Path) -> Path:
+    """The directory for the next shard generation (not created)."""
+    numbers = [0]
+    for entry in container.iterdir():
+        match = _GENERATION.match(entry.name)
+        if match:
+            numbers.append(int(match.group(1)))
+    return container / f"shard-{max(numbers) + 1:06d}"
+
+
+def _fsync_dir(directory: Path) -> None:
+    """Make a rename in ``directory`` durable where the platform allows it."""
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:  # pragma: no cover - platforms that cannot open directories
+        return
+    try:
+        os.fsync(fd)
+    except OSError as exc:  # pragma: no cover - the rename happened; only its durability is weaker
+        logger.warning("could not fsync directory %s after a rename: %r", directory, exc)
+    finally:
+        os.close(fd)
+
+
+def commit(container: Path, generation: Path) -> None:
+    """Make ``generation`` the live shard: atomically rewrite the pointer file."""
+    if generation.parent != container or not _GENERATION.match(generation.name):
+        raise ValueError(f"{generation} is not a shard generation of {container}")
+    tmp = container / (CURRENT + ".tmp")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(generation.name + "\n")
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, container / CURRENT)
+    _fsync_dir(container)
+
+
+def remove_shard(container: Path, shard: Path) -> None:
+    """Delete a superseded shard: a generation directory, or the Edge files of the container."""
+    if shard == container:
+        for entry in container.iterdir():
+            if not is_own_entry(entry.name):
+                _remove(entry)
+    elif shard.parent == container and _GENERATION.match(shard.name):
+        _remove(shard)
+    else:
+        raise ValueError(f"{shard} is not a shard of {container}")
+
+
+def _copy_file(src: Path, dst: Path) -> int:
+    """Copy one file, leaving holes for its unwritten and all-zero blocks; returns bytes written.
+
+    Qdrant Edge preallocates sparse files (32 MiB write-ahead-log segments,
+    mmap'd flag and vector files); copied naively they would fill the disk
+    with zeros.
+    """
+    written = 0
+    with open(src, "rb") as fin, open(dst, "wb") as fout:
+        fd_in, fd_out = fin.fileno(), fout.fileno()
+        size = os.fstat(fd_in).st_size
+        for start, end in _extents(fd_in, size):
+            offset = start
+            while offset < end:
+                data = os.pread(fd_in, min(_CHUNK, end - offset), offset)
+                if not data:
+                    raise OSError(errno.EIO, f"{src} shrank while it was copied")
+                if data.count(0) != len(data):
+                    os.pwrite(fd_out, data, offset)
+                    written += len(data)
+                offset += len(data)
+        fout.truncate(size)
+    return written
+
+
+def _extents(fd: int, size: int) -> Iterator[tuple[int, int]]:
+    """The (start, end) ranges of a file that hold data (all of it without SEEK_DATA)."""
+    seek_data = getattr(os, "SEEK_DATA", None)
+    seek_hole = getattr(os, "SEEK_HOLE", None)
+    if seek_data is None or seek_hole is None:  # pragma: no cover - not Linux or macOS
+        yield 0, size
+        return
+    position = 0
+    while position < size:
+        try:
+            start = os.lseek(fd, position, seek_data)
+        except OSError as exc:
+            if exc.errno == errno.ENXIO:  # only a hole is left
+                return
+            raise
+        end = min(os.lseek(fd, start, seek_hole), size)
+        yield start, end
+        position = end
+
+
+def _fsync_file(path: str) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def fsync_tree(directory: Path) -> None:
+    """Sync every file and directory under ``directory`` (and itself) to disk.
+
+    The fsyncs run in a few threads: the filesystem commits concurrent syncs
+    together (about 3x faster than one by one for a new shard's 150 files).
+    """
+    files: list[str] = []
+    for root, _, names in os.walk(directory):
+        files.extend(os.path.join(root, name) for name in names)
+    with ThreadPoolExecutor(_SYNC_THREADS) as pool:
+        list(pool.map(_fsync_file, files))
+        list(pool.map(_fsync_dir, [Path(root) for root, _, _ in os.walk(directory)]))
+
+
+def _scratch_root() -> Path | None:
+    shm = Path("/dev/shm")
+    return shm if shm.is_dir() and os.access(shm, os.W_OK) else None
+
+
+def create_generation(container: Path, make: Callable[[Path], None]) -> Path | None:
+    """Build a new shard on tmpfs with ``make(path)``, copy it in durably, commit it.
+
+    Qdrant Edge syncs a new shard to disk about 120 times (each payload index
+    flushes the segment), seconds on a busy disk; built in memory and copied,
+    it costs one fsync per file. Returns the committed generation directory,
+    or None where there is no tmpfs or the store is on it (build in place then).
+    """
+    scratch = _scratch_root()
+    if scratch is None or os.stat(scratch).st_dev == os.stat(container).st_dev:
+        return None
+    target = next_generation(container)
+    try:
+        with tempfile.TemporaryDirectory(prefix="ltm-new-shard-", dir=scratch) as tmp:
+            template = Path(tmp) / "shard"
+            make(template)
+            copy_tree(template, target, skip=lambda name: False)
+        fsync_tree(target)
+        commit(container, target)
+    except BaseException:
+        shutil.rmtree(target, ignore_errors=True)
+        raise
+    return target
+
+
+def copy_tree(src: Path, dst: Path, skip: Callable[[str], bool] = is_own_entry) -> int:
+    """Copy the shard files of ``src`` into a new directory ``dst``; returns bytes written.
+
+    Top-level entries for which ``skip(name)`` is true are left out. Holes and
+    all-zero blocks are not written (the copy is sparse).
+    """
+    dst.mkdir()
+    copied = 0
+    for entry in sorted(src.iterdir()):
+        if skip(entry.name):
+            continue
+        copied += _copy_any(entry, dst / entry.name)
+    return copied
+
+
+def _copy_any(src: Path, dst: Path) -> int:
+    if src.is_dir():
+        dst.mkdir()
+        return sum(_copy_any(child, dst / child.name) for child in sorted(src.iterdir()))
+    return _copy_file(src, dst)
