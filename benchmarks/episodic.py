@@ -181,6 +181,7 @@ def run(args: argparse.Namespace) -> None:
     rows: list[list[Any]] = []
     with tempfile.TemporaryDirectory(prefix="episodic-bench-") as tmp:
         store = open_store(Path(tmp) / "store", make_embeddings(args.embeddings))
+        memory: EpisodicMemory | None = None
         try:
             with stopwatch() as sw:
                 for i, scope in enumerate(others):
@@ -196,6 +197,8 @@ def run(args: argparse.Namespace) -> None:
                 loaded = size
                 rows += measure(memory, queries, size, args.records, rng, clock)
         finally:
+            if memory is not None:
+                memory.flush_access()  # buffered access events, before the store closes
             close = getattr(store, "close", None)
             if close is not None:
                 close()
