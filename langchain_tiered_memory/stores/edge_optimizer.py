@@ -176,7 +176,7 @@ class OptimizationStatus:
 
 
 class _Cancelled(Exception):
-    pass
+    """Raised inside a run when ``cancel()`` stopped it before the swap."""
 
 
 class BackgroundOptimization:
