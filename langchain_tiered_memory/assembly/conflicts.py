@@ -32,12 +32,19 @@ _WORD = re.compile(r"\w+", re.UNICODE)
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
 
-def word_set_similarity(a: str, b: str) -> float:
-    """Jaccard similarity of the lower-cased word sets of ``a`` and ``b``."""
-    wa, wb = set(_WORD.findall(a.lower())), set(_WORD.findall(b.lower()))
+def _words(text: str) -> frozenset[str]:
+    return frozenset(_WORD.findall(text.lower()))
+
+
+def _jaccard(a: str, wa: frozenset[str], b: str, wb: frozenset[str]) -> float:
     if not wa or not wb:
         return 1.0 if a.strip().lower() == b.strip().lower() else 0.0
     return len(wa & wb) / len(wa | wb)
+
+
+def word_set_similarity(a: str, b: str) -> float:
+    """Jaccard similarity of the lower-cased word sets of ``a`` and ``b``."""
+    return _jaccard(a, _words(a), b, _words(b))
 
 
 class MemoryConflictResolver:
@@ -110,10 +117,12 @@ class MemoryConflictResolver:
                     union(first_with_key[item.group_key], i)
                 else:
                     first_with_key[item.group_key] = i
+        words = [_words(item.text) for item in items]  # once per item, not per pair
         for i in range(len(items)):
             for j in range(i + 1, len(items)):
                 if find(i) != find(j) and (
-                    word_set_similarity(items[i].text, items[j].text) >= self.duplicate_threshold
+                    _jaccard(items[i].text, words[i], items[j].text, words[j])
+                    >= self.duplicate_threshold
                 ):
                     union(i, j)
         groups: dict[int, list[int]] = {}

@@ -128,8 +128,10 @@ def _query(q: Query) -> models.QueryRequest:
         assert q.dense is not None
         return models.QueryRequest(query=[q.dense], using=DENSE, params=params, **common)
     assert q.sparse is not None
-    # IDF over the live points the search may return, as on the embedded engine.
-    idf = models.SearchParams(idf=models.IdfCorpusParams(corpus=flt))
+    # "filtered": IDF over the live points the search may return, as on the embedded engine.
+    idf = None
+    if q.idf == "filtered":
+        idf = models.SearchParams(idf=models.IdfCorpusParams(corpus=flt))
     return models.QueryRequest(query=_sparse(q.sparse), using=SPARSE, params=idf, **common)
 
 

@@ -150,8 +150,8 @@ def _query(q: Query) -> qe.QueryRequest:
         )
     assert q.sparse is not None
     query = qe.Query.Nearest(_sparse(q.sparse), using=SPARSE)
-    # IDF over the live points the search may return (deleted points are not counted).
-    idf = qe.SearchParams(idf=qe.IdfParams(corpus=flt))
+    # "filtered": IDF over the live points the search may return (checks each posting).
+    idf = qe.SearchParams(idf=qe.IdfParams(corpus=flt)) if q.idf == "filtered" else None
     return qe.QueryRequest(limit=q.limit, query=query, filter=flt, with_payload=payload, params=idf)
 
 
@@ -443,8 +443,9 @@ def _read(shard: qe.EdgeShard, request: Any) -> Any:
     """Run one read request (or the in-process ``Optimize``) on ``shard``."""
     if isinstance(request, QueryBatch):
         batch = qe.QueryBatchRequest([_query(q) for q in request.queries])
+        # p.payload builds a new dict on each access (None without payload): read it once.
         return [
-            [Hit(str(p.id), float(p.score), dict(p.payload or {})) for p in points]
+            [Hit(str(p.id), float(p.score), pl if (pl := p.payload) else {}) for p in points]
             for points in shard.query_batch(batch)
         ]
     if isinstance(request, Retrieve):

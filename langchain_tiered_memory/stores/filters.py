@@ -198,8 +198,14 @@ def range_fields(where: Where) -> set[str]:
 
 
 def not_expired(now_us: int) -> Where:
-    """Items without a TTL or whose TTL has not run out."""
-    return Where(should=(IsEmpty("expires_us"), Range("expires_us", gt=now_us)))
+    """Items without a TTL or whose TTL has not run out.
+
+    Written as "not (expires_us <= now)": one indexed range condition that
+    items without a TTL never match. The equivalent ``should`` of
+    ``IsEmpty(expires_us)`` or ``expires_us > now`` costs the engine a payload
+    check per candidate: at 20k points it tripled a filtered dense search.
+    """
+    return Where(must_not=(Range("expires_us", lte=now_us),))
 
 
 def expired_filter(now_us: int) -> Where:
@@ -225,8 +231,7 @@ def search_filter(
             conditions.extend(_field((str(key),), value))
     except RecursionError:
         raise InvalidInputError("filter is nested too deeply") from None
-    conditions.append(not_expired(now_us))
-    return Where(must=tuple(conditions))
+    return Where(must=tuple(conditions), must_not=not_expired(now_us).must_not)
 
 
 def _oriented(labels: Sequence[str], match_type: str) -> tuple[str, ...]:

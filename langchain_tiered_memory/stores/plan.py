@@ -57,6 +57,7 @@ from langchain_tiered_memory.stores.requests import (
     EmbedDocuments,
     EmbedQueries,
     Facet,
+    LexicalIdf,
     Plan,
     PointData,
     Retrieve,
@@ -137,6 +138,10 @@ class Planner:
         fusion: How hybrid search fuses its dense and BM25 candidates.
         lexical_fields: Value paths whose text is BM25-indexed, each with a repeat
             weight (see :func:`check_lexical_fields`); None indexes the embedded text.
+        lexical_idf: Which points BM25's document frequencies count: ``"global"``
+            (the whole collection; constant time) or ``"filtered"`` (only the
+            points the search may return: per-tenant statistics, at the cost of
+            a filter check per posting of each query term).
     """
 
     def __init__(
@@ -149,8 +154,10 @@ class Planner:
         clock: Callable[[], datetime] = utcnow,
         fusion: FusionConfig = DEFAULT_FUSION,
         lexical_fields: Sequence[str] | Mapping[str, int] | None = None,
+        lexical_idf: LexicalIdf = "global",
     ) -> None:
         self.retrieval = check_retrieval(retrieval)
+        self.lexical_idf = check_lexical_idf(lexical_idf)
         self.fusion = check_fusion(fusion)
         self.lexical_fields = check_lexical_fields(lexical_fields)
         self.ttl = ttl
@@ -359,7 +366,10 @@ class Planner:
             self._check_vectors(embedded, len(dense_texts))
             vectors = dict(zip(dense_texts, (list(v) for v in embedded), strict=False))
         pages = yield from search_pages(
-            [(op, flt, mode) for _, op, flt, mode in searches], vectors, self.fusion
+            [(op, flt, mode) for _, op, flt, mode in searches],
+            vectors,
+            self.fusion,
+            self.lexical_idf,
         )
         for (idx, op, _, _), page in zip(searches, pages, strict=False):
             results[idx] = [
@@ -407,6 +417,22 @@ class Planner:
             sparse = bm25_document(u.lexical) if u.texts else None
             points.append(PointData(u.pid, payload, dense, sparse or None))
         return points
+
+
+def check_lexical_idf(idf: Any) -> LexicalIdf:
+    """Validate a store's ``lexical_idf`` setting.
+
+    Example:
+        >>> check_lexical_idf("filtered")
+        'filtered'
+    """
+    if idf not in ("global", "filtered"):
+        raise ConfigurationError(
+            f"lexical_idf must be 'global' or 'filtered', got {idf!r}: 'global' counts "
+            "document frequencies over the whole collection, 'filtered' over the "
+            "points each search may return"
+        )
+    return cast(LexicalIdf, idf)
 
 
 def check_fusion(fusion: Any) -> FusionConfig:

@@ -32,7 +32,14 @@ from langgraph.store.base import SearchOp
 from langchain_tiered_memory.retrieval.fusion import FusionConfig, weighted_score_fusion
 from langchain_tiered_memory.stores.filters import Where
 from langchain_tiered_memory.stores.payload import ITEM_FIELDS
-from langchain_tiered_memory.stores.requests import Hit, Plan, Query, QueryBatch, Retrieve
+from langchain_tiered_memory.stores.requests import (
+    Hit,
+    LexicalIdf,
+    Plan,
+    Query,
+    QueryBatch,
+    Retrieve,
+)
 from langchain_tiered_memory.stores.sparse import bm25_query
 
 __all__ = ["HYBRID_CANDIDATES", "RRF_K", "fuse_hybrid", "fuse_rrf", "search_pages"]
@@ -89,8 +96,8 @@ def fuse_hybrid(
         normalization=normalization,
     )
     first = {h.id: h for hits in lists.values() for h in reversed(hits)}
-    ranked = _sorted("score", [replace(first[pid], score=score) for pid, score in fused])
-    return [(hit, hit.score) for hit in ranked]
+    ranked = _tie_sorted([(Hit(pid, score, first[pid].payload), score) for pid, score in fused])
+    return [(hit, hit.score) for hit, _ in ranked]
 
 
 def _rank(mode: str, hit: Hit) -> float:
@@ -104,16 +111,33 @@ def _same(mode: str, a: Hit, b: Hit) -> bool:
     return _tied(a.score, b.score)
 
 
+def _tie_sorted(ranked: list[tuple[Hit, float]], exact: bool = False) -> list[tuple[Hit, float]]:
+    """Best rank first; ranks equal (within a tolerance unless ``exact``) ordered by id.
+
+    Each group of equal ranks starts at its best member, as it always did; the
+    work is one C-level sort plus a linear pass (hybrid search sorts every
+    candidate, so this runs on hundreds of hits per query).
+    """
+    ordered = sorted(ranked, key=lambda pair: -pair[1])
+    out: list[tuple[Hit, float]] = []
+    i, n = 0, len(ordered)
+    while i < n:
+        head = ordered[i][1]
+        j = i + 1
+        while j < n and (ordered[j][1] == head if exact else _tied(head, ordered[j][1])):
+            j += 1
+        if j - i > 1:
+            out.extend(sorted(ordered[i:j], key=lambda pair: pair[0].id))
+        else:
+            out.append(ordered[i])
+        i = j
+    return out
+
+
 def _sorted(mode: str, hits: list[Hit]) -> list[Hit]:
     """Rank order with ties by id (scores tie within a tolerance, times exactly)."""
-    ordered = sorted(hits, key=lambda h: -_rank(mode, h))
-    groups: list[list[Hit]] = []
-    for hit in ordered:
-        if groups and _same(mode, groups[-1][0], hit):
-            groups[-1].append(hit)
-        else:
-            groups.append([hit])
-    return [hit for group in groups for hit in sorted(group, key=lambda h: h.id)]
+    ranked = _tie_sorted([(h, _rank(mode, h)) for h in hits], exact=mode == "recent")
+    return [hit for hit, _ in ranked]
 
 
 def _complete_ties(query: Query, hits: list[Hit], window: int) -> Plan[list[Hit]]:
@@ -127,7 +151,9 @@ def _complete_ties(query: Query, hits: list[Hit], window: int) -> Plan[list[Hit]
     return hits
 
 
-def _queries(op: SearchOp, flt: Where, mode: str, vector: list[float] | None) -> list[Query]:
+def _queries(
+    op: SearchOp, flt: Where, mode: str, vector: list[float] | None, idf: LexicalIdf
+) -> list[Query]:
     window = op.offset + op.limit
     sparse = bm25_query(op.query) if mode in ("lexical", "hybrid") and op.query else None
     if mode == "hybrid":
@@ -135,7 +161,9 @@ def _queries(op: SearchOp, flt: Where, mode: str, vector: list[float] | None) ->
         # Candidates carry ids and scores only; the page's payloads are fetched after fusion.
         found = [Query(mode="dense", filter=flt, limit=depth, fields=[], dense=vector)]
         if sparse:
-            found.append(Query(mode="lexical", filter=flt, limit=depth, fields=[], sparse=sparse))
+            found.append(
+                Query(mode="lexical", filter=flt, limit=depth, fields=[], sparse=sparse, idf=idf)
+            )
         return found
     if mode == "lexical" and not sparse:
         return []  # only stop words: nothing can match lexically
@@ -147,6 +175,7 @@ def _queries(op: SearchOp, flt: Where, mode: str, vector: list[float] | None) ->
             fields=ITEM_FIELDS,
             dense=vector,
             sparse=sparse,
+            idf=idf,
         )
     ]
 
@@ -156,17 +185,18 @@ def _with_payload(
 ) -> tuple[Hit, float | None]:
     if hit.payload:
         return hit, score
-    return replace(hit, payload=payloads.get(hit.id, {})), score
+    return hit._replace(payload=payloads.get(hit.id, {})), score
 
 
 def search_pages(
     searches: Sequence[tuple[SearchOp, Where, str]],
     vectors: dict[str, list[float]],
     fusion: FusionConfig,
+    idf: LexicalIdf = "global",
 ) -> Plan[list[Page]]:
     """One page of ``(hit, score)`` per search, all queries sent as one batch."""
     planned = [
-        [] if op.limit == 0 else _queries(op, flt, mode, vectors.get(op.query or ""))
+        [] if op.limit == 0 else _queries(op, flt, mode, vectors.get(op.query or ""), idf)
         for op, flt, mode in searches
     ]
     flat = [q for queries in planned for q in queries]

@@ -129,8 +129,39 @@ def test_lexical_fields_index_other_text_than_the_embedded_one(kind: str, tmp_pa
         ({"lexical_fields": {"text": 0}}, "from 1 to 10"),
         ({"lexical_fields": {"text": True}}, "from 1 to 10"),
         ({"lexical_fields": [""]}, "non-empty"),
+        ({"lexical_idf": "tenant"}, "'global' or 'filtered'"),
     ],
 )
 def test_bad_search_settings_are_refused_with_a_fix(options: dict[str, Any], message: str) -> None:
     with pytest.raises(ConfigurationError, match=message):
         Planner(collection="m", index=_index(), retrieval="hybrid", **options)
+
+
+def _lexical_scores(store: QdrantMemoryStore, ns: tuple[str, ...]) -> dict[str, float]:
+    hits = store.search(ns, query="compiler", limit=10, retrieval="lexical")
+    return {h.key: float(h.score or 0.0) for h in hits}
+
+
+@pytest.mark.parametrize("idf", ["global", "filtered"])
+def test_filtered_idf_keeps_a_tenants_bm25_scores_its_own(
+    kind: str, idf: str, tmp_path: Any
+) -> None:
+    store = _open(kind, tmp_path, lexical_idf=idf)
+    try:
+        bob = ("docs", "bob")
+        store.put(NS, "a", {"text": "the rust compiler is slow today"})
+        store.put(NS, "b", {"text": "rust never sleeps"})
+        store.put(NS, "c", {"text": "weekly planning notes"})
+        before = _lexical_scores(store, NS)
+        # Another tenant writes many documents about the compiler.
+        for i in range(30):
+            store.put(bob, f"k{i}", {"text": f"compiler note {i}"})
+        after = _lexical_scores(store, NS)
+        assert set(after) == set(before) == {"a"}  # results never cross tenants
+        a_ratio = after["a"] / before["a"]
+        if idf == "filtered":  # statistics of alice's own points only
+            assert a_ratio == pytest.approx(1.0, rel=1e-4)
+        else:  # "compiler" became common in the collection: worth less
+            assert a_ratio < 0.9
+    finally:
+        store.close()

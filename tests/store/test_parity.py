@@ -169,9 +169,12 @@ def test_random_operations_agree(seed: int, store_dir: Path) -> None:
     embedded = StoreFactory("embedded", store_dir)
     client = StoreFactory("client-local", store_dir)
     try:
+        # Filtered IDF: both engines count the same live points. With the global
+        # default the embedded engine also counts deleted points until an
+        # optimisation vacuums them, so BM25 scores may differ slightly.
         stores = {
-            "embedded": embedded(index=hashing_index()),
-            "client-local": client(index=hashing_index()),
+            "embedded": embedded(index=hashing_index(), lexical_idf="filtered"),
+            "client-local": client(index=hashing_index(), lexical_idf="filtered"),
         }
         rng = random.Random(seed)
         model: dict[Key, dict[str, Any]] = {}
