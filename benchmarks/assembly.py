@@ -11,16 +11,21 @@ Usage:
     python -m benchmarks.assembly --sizes 10000 100000 --queries 50
     python -m benchmarks.assembly --quick          # 1,000 memories, hashing embeddings
     python -m benchmarks.assembly --embeddings hashing   # isolate the store from the model
+    python -m benchmarks.assembly --sizes 100000 --optimize --store-dir /tmp/asm
+        # keeps the loaded (and optimised) store; a second run reuses it and only times
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import random
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from datetime import timedelta
+from pathlib import Path
 
 from langgraph.store.base import BaseStore, PutOp
 from langgraph.store.memory import InMemoryStore
@@ -106,6 +111,29 @@ def fill(store: BaseStore, ops: Sequence[PutOp], batch: int = 256) -> float:
     return time.perf_counter() - start
 
 
+@contextmanager
+def store_dir(root: str | None, name: str) -> Iterator[tuple[Path, dict[str, float] | None]]:
+    """A directory for one store: kept under ``root`` (with what building it took), or temp.
+
+    Yields the path and, when a complete store from an earlier run is there, its
+    build figures (then the caller only times queries).
+    """
+    if root is None:
+        with tempfile.TemporaryDirectory() as tmp:
+            yield Path(tmp), None
+        return
+    path = Path(root) / name
+    marker = path / "benchmark-complete.json"
+    built = json.loads(marker.read_text()) if marker.exists() else None
+    if built is None and path.exists():
+        raise SystemExit(f"{path} holds an incomplete store from an interrupted run: delete it")
+    yield path, built
+
+
+def mark_complete(path: Path, figures: dict[str, float]) -> None:
+    (path / "benchmark-complete.json").write_text(json.dumps(figures))
+
+
 def measure(memory: TieredMemory, queries: Sequence[str], budget: int) -> list[float]:
     user = memory.for_user("target")
     user.build_memory_context("warm-up query", token_budget=budget)
@@ -131,6 +159,11 @@ def main(argv: Sequence[str] | None = None) -> None:
         action="store_true",
         help="build the HNSW index (store.optimize()) after loading, before timing",
     )
+    p.add_argument(
+        "--store-dir",
+        help="keep each loaded store in this directory and reuse it on later runs "
+        "(the same sizes, embeddings and --optimize); default: a temp dir per run",
+    )
     args = p.parse_args(argv)
     if args.quick:
         args.sizes, args.queries, args.embeddings = [1000], 20, "hashing"
@@ -154,23 +187,32 @@ def main(argv: Sequence[str] | None = None) -> None:
             ops += make_records(max(1, n // 10), MemoryScope(f"other-{u}"), rng)
         results: dict[str, list[float]] = {}
         ingest: dict[str, float] = {}
-        with tempfile.TemporaryDirectory() as tmp:
-            memory = TieredMemory.open(tmp, embeddings=base, durable_writes=False)
+        name = f"embedded-{n}-{args.embeddings}{'-optimized' if args.optimize else ''}"
+        with store_dir(args.store_dir, name) as (path, built):
+            memory = TieredMemory.open(path, embeddings=base, durable_writes=False)
             try:
-                ingest["embedded"] = fill(memory.store, ops)
-                if args.optimize:
-                    start = time.perf_counter()
-                    memory.store.optimize()  # type: ignore[attr-defined]
-                    print(f"optimize: {time.perf_counter() - start:.1f}s", flush=True)
-                tool = memory.for_user("target").procedural
-                for k in range(50):
-                    tool.record_tool_use(
-                        ToolUsageRecord(
-                            tool_name=f"tool{k % 5}",
-                            success=k % 3 != 0,
-                            error_message="" if k % 3 else "410 Gone: use v2",
+                if built is None:
+                    built = {"ingest_s": fill(memory.store, ops)}
+                    tool = memory.for_user("target").procedural
+                    for k in range(50):
+                        tool.record_tool_use(
+                            ToolUsageRecord(
+                                tool_name=f"tool{k % 5}",
+                                success=k % 3 != 0,
+                                error_message="" if k % 3 else "410 Gone: use v2",
+                            )
                         )
-                    )
+                    if args.optimize:
+                        start = time.perf_counter()
+                        memory.store.optimize()  # type: ignore[attr-defined]
+                        built["optimize_s"] = time.perf_counter() - start
+                    if args.store_dir:
+                        mark_complete(path, built)
+                else:
+                    print(f"reusing the store in {path} (built: {built})", flush=True)
+                if "optimize_s" in built:
+                    print(f"optimize: {built['optimize_s']:.1f}s", flush=True)
+                ingest["embedded"] = built["ingest_s"]
                 results["embedded"] = measure(memory, queries, args.budget)
             finally:
                 memory.close()

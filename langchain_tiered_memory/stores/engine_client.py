@@ -130,8 +130,8 @@ def _query(q: Query) -> models.QueryRequest:
     assert q.sparse is not None
     # "filtered": IDF over the live points the search may return, as on the embedded engine.
     idf = None
-    if q.idf == "filtered":
-        idf = models.SearchParams(idf=models.IdfCorpusParams(corpus=flt))
+    if q.idf_corpus is not None:  # IDF over these points, as on the embedded engine
+        idf = models.SearchParams(idf=models.IdfCorpusParams(corpus=_filter(q.idf_corpus)))
     return models.QueryRequest(query=_sparse(q.sparse), using=SPARSE, params=idf, **common)
 
 

@@ -150,8 +150,9 @@ def _query(q: Query) -> qe.QueryRequest:
         )
     assert q.sparse is not None
     query = qe.Query.Nearest(_sparse(q.sparse), using=SPARSE)
-    # "filtered": IDF over the live points the search may return (checks each posting).
-    idf = qe.SearchParams(idf=qe.IdfParams(corpus=flt)) if q.idf == "filtered" else None
+    idf = None
+    if q.idf_corpus is not None:  # IDF over these points only (deleted ones never count)
+        idf = qe.SearchParams(idf=qe.IdfParams(corpus=_filter(q.idf_corpus)))
     return qe.QueryRequest(limit=q.limit, query=query, filter=flt, with_payload=payload, params=idf)
 
 

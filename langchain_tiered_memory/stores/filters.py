@@ -213,6 +213,11 @@ def expired_filter(now_us: int) -> Where:
     return Where(must=(Range("expires_us", lte=now_us),))
 
 
+def namespace_filter(prefix: Sequence[str]) -> Where | None:
+    """The points under a namespace prefix (None for the empty prefix: every point)."""
+    return Where(must=(Match("ns_prefixes", encode_ns(prefix)),)) if prefix else None
+
+
 def search_filter(
     namespace_prefix: Sequence[str], flt: Mapping[str, Any] | None, *, now_us: int
 ) -> Where:
@@ -221,9 +226,8 @@ def search_filter(
     Raises:
         InvalidInputError: A filter uses an unknown operator or a non-JSON value.
     """
-    conditions: list[Condition] = []
-    if namespace_prefix:
-        conditions.append(Match("ns_prefixes", encode_ns(namespace_prefix)))
+    scope = namespace_filter(namespace_prefix)
+    conditions: list[Condition] = list(scope.must) if scope is not None else []
     if flt is not None and not isinstance(flt, Mapping):
         raise InvalidInputError(f"filter must be a dict, got {type(flt).__name__}")
     try:

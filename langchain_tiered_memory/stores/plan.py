@@ -138,10 +138,10 @@ class Planner:
         fusion: How hybrid search fuses its dense and BM25 candidates.
         lexical_fields: Value paths whose text is BM25-indexed, each with a repeat
             weight (see :func:`check_lexical_fields`); None indexes the embedded text.
-        lexical_idf: Which points BM25's document frequencies count: ``"global"``
-            (the whole collection; constant time) or ``"filtered"`` (only the
-            points the search may return: per-tenant statistics, at the cost of
-            a filter check per posting of each query term).
+        lexical_idf: Which points BM25's document frequencies count:
+            ``"namespace"`` (those under the searched namespace prefix: each user's
+            statistics are their own; one indexed check per posting of a query
+            term) or ``"global"`` (the whole collection; constant time).
     """
 
     def __init__(
@@ -154,7 +154,7 @@ class Planner:
         clock: Callable[[], datetime] = utcnow,
         fusion: FusionConfig = DEFAULT_FUSION,
         lexical_fields: Sequence[str] | Mapping[str, int] | None = None,
-        lexical_idf: LexicalIdf = "global",
+        lexical_idf: LexicalIdf = "namespace",
     ) -> None:
         self.retrieval = check_retrieval(retrieval)
         self.lexical_idf = check_lexical_idf(lexical_idf)
@@ -423,14 +423,14 @@ def check_lexical_idf(idf: Any) -> LexicalIdf:
     """Validate a store's ``lexical_idf`` setting.
 
     Example:
-        >>> check_lexical_idf("filtered")
-        'filtered'
+        >>> check_lexical_idf("global")
+        'global'
     """
-    if idf not in ("global", "filtered"):
+    if idf not in ("namespace", "global"):
         raise ConfigurationError(
-            f"lexical_idf must be 'global' or 'filtered', got {idf!r}: 'global' counts "
-            "document frequencies over the whole collection, 'filtered' over the "
-            "points each search may return"
+            f"lexical_idf must be 'namespace' or 'global', got {idf!r}: 'namespace' counts "
+            "document frequencies over the points under the searched namespace prefix, "
+            "'global' over the whole collection"
         )
     return cast(LexicalIdf, idf)
 

@@ -13,9 +13,10 @@ weighted z-scores of BM25 and cosine (:data:`~langchain_tiered_memory.retrieval.
 or reciprocal rank fusion with ``FusionConfig(method="rrf")``. ``lexical_fields=``
 BM25-indexes other value fields than the embedded ones (e.g. a turn plus its
 neighbouring turns), with repeat weights. BM25 document frequencies count the
-whole collection (``lexical_idf="global"``, constant time per query term);
-``lexical_idf="filtered"`` counts only the points a search may return (statistics
-per tenant, at one filter check per posting: 3 ms a query at 20k points).
+points under the searched namespace prefix (``lexical_idf="namespace"``: a
+user's scores never depend on other users' memories), or the whole collection
+(``lexical_idf="global"``: constant time per query term, 1.7 ms less per query
+over a 67k-point namespace).
 ``SearchItem.score`` is the cosine similarity in dense mode, the BM25 score in
 lexical mode and the fused score in hybrid mode (the weighted sum of z-scores, or
 ``sum 1/(60 + rank)`` with RRF).
@@ -114,7 +115,7 @@ class QdrantMemoryStore(BaseStore):
         clock: Callable[[], datetime] | None = None,
         fusion: FusionConfig | None = None,
         lexical_fields: Sequence[str] | Mapping[str, int] | None = None,
-        lexical_idf: LexicalIdf = "global",
+        lexical_idf: LexicalIdf = "namespace",
         owns_engine: bool = True,
     ) -> None:
         """Wrap an engine; prefer the ``embedded``/``from_client``/``from_url`` constructors."""
@@ -151,7 +152,7 @@ class QdrantMemoryStore(BaseStore):
         clock: Callable[[], datetime] | None = None,
         fusion: FusionConfig | None = None,
         lexical_fields: Sequence[str] | Mapping[str, int] | None = None,
-        lexical_idf: LexicalIdf = "global",
+        lexical_idf: LexicalIdf = "namespace",
         optimizers: EdgeOptimizers | None = None,
         auto_optimize: int | None = None,
     ) -> QdrantMemoryStore:
@@ -193,7 +194,7 @@ class QdrantMemoryStore(BaseStore):
         clock: Callable[[], datetime] | None = None,
         fusion: FusionConfig | None = None,
         lexical_fields: Sequence[str] | Mapping[str, int] | None = None,
-        lexical_idf: LexicalIdf = "global",
+        lexical_idf: LexicalIdf = "namespace",
     ) -> QdrantMemoryStore:
         """A store on an existing client (not closed by :meth:`close`).
 

@@ -54,8 +54,9 @@ DENSE = "dense"
 SPARSE = "bm25"
 """Name of the BM25 sparse vector (IDF modifier)."""
 
-LexicalIdf: TypeAlias = Literal["global", "filtered"]
-"""Which points BM25's inverse document frequencies count (see :class:`Query`)."""
+LexicalIdf: TypeAlias = Literal["namespace", "global"]
+"""Which points BM25's document frequencies count: those under the searched
+namespace prefix, or the whole collection (see :class:`Query`)."""
 
 KEYWORD_INDEXES = ("ns_prefixes", "ns_suffixes", "ns_path", "value_marks")
 INTEGER_INDEXES = ("ns_depth", "updated_us", "expires_us")
@@ -97,10 +98,10 @@ class Query:
     """One ranked read of at most ``limit`` hits.
 
     ``mode`` is ``"recent"`` (newest ``updated_us`` first), ``"dense"`` (cosine
-    MaxSim over the item's text vectors) or ``"lexical"`` (BM25). ``idf`` says
-    which points BM25's inverse document frequencies count: ``"global"`` (every
-    point of the collection, read from the index: constant time) or
-    ``"filtered"`` (the points matching ``filter``: one filter check per posting).
+    MaxSim over the item's text vectors) or ``"lexical"`` (BM25). BM25's inverse
+    document frequencies count the points matching ``idf_corpus`` (a namespace
+    filter: one indexed check per posting of each query term), or every point of
+    the collection when it is None (read from the index: constant time).
     Hybrid search is two queries fused by the store (see :mod:`.search`).
     """
 
@@ -111,7 +112,7 @@ class Query:
     dense: list[float] | None = None
     sparse: SparseVec | None = None
     exact: bool = False
-    idf: LexicalIdf = "global"
+    idf_corpus: Where | None = None
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,7 @@ from typing import Any, cast
 from langgraph.store.base import SearchOp
 
 from langchain_tiered_memory.retrieval.fusion import FusionConfig, weighted_score_fusion
-from langchain_tiered_memory.stores.filters import Where
+from langchain_tiered_memory.stores.filters import Range, Where, namespace_filter
 from langchain_tiered_memory.stores.payload import ITEM_FIELDS
 from langchain_tiered_memory.stores.requests import (
     Hit,
@@ -50,6 +50,10 @@ RRF_K = 60
 """Reciprocal rank fusion constant: score = sum over lists of 1 / (RRF_K + rank)."""
 
 Page = list[tuple[Hit, "float | None"]]
+
+EVERY_ITEM = Where(must=(Range("ns_depth", gte=1),))
+"""IDF corpus of a search under the empty prefix: every live item (the engine's
+own collection-wide statistics would also count deleted points until a vacuum)."""
 
 
 def _tied(a: float, b: float) -> bool:
@@ -156,14 +160,14 @@ def _queries(
 ) -> list[Query]:
     window = op.offset + op.limit
     sparse = bm25_query(op.query) if mode in ("lexical", "hybrid") and op.query else None
+    corpus = (namespace_filter(op.namespace_prefix) or EVERY_ITEM) if idf == "namespace" else None
     if mode == "hybrid":
         depth = max(window + 1, HYBRID_CANDIDATES)
         # Candidates carry ids and scores only; the page's payloads are fetched after fusion.
         found = [Query(mode="dense", filter=flt, limit=depth, fields=[], dense=vector)]
         if sparse:
-            found.append(
-                Query(mode="lexical", filter=flt, limit=depth, fields=[], sparse=sparse, idf=idf)
-            )
+            lexical = Query(mode="lexical", filter=flt, limit=depth, fields=[], sparse=sparse)
+            found.append(replace(lexical, idf_corpus=corpus))
         return found
     if mode == "lexical" and not sparse:
         return []  # only stop words: nothing can match lexically
@@ -175,7 +179,7 @@ def _queries(
             fields=ITEM_FIELDS,
             dense=vector,
             sparse=sparse,
-            idf=idf,
+            idf_corpus=corpus,
         )
     ]
 
@@ -192,7 +196,7 @@ def search_pages(
     searches: Sequence[tuple[SearchOp, Where, str]],
     vectors: dict[str, list[float]],
     fusion: FusionConfig,
-    idf: LexicalIdf = "global",
+    idf: LexicalIdf = "namespace",
 ) -> Plan[list[Page]]:
     """One page of ``(hit, score)`` per search, all queries sent as one batch."""
     planned = [

@@ -129,7 +129,7 @@ def test_lexical_fields_index_other_text_than_the_embedded_one(kind: str, tmp_pa
         ({"lexical_fields": {"text": 0}}, "from 1 to 10"),
         ({"lexical_fields": {"text": True}}, "from 1 to 10"),
         ({"lexical_fields": [""]}, "non-empty"),
-        ({"lexical_idf": "tenant"}, "'global' or 'filtered'"),
+        ({"lexical_idf": "filtered"}, "'namespace' or 'global'"),
     ],
 )
 def test_bad_search_settings_are_refused_with_a_fix(options: dict[str, Any], message: str) -> None:
@@ -142,8 +142,8 @@ def _lexical_scores(store: QdrantMemoryStore, ns: tuple[str, ...]) -> dict[str, 
     return {h.key: float(h.score or 0.0) for h in hits}
 
 
-@pytest.mark.parametrize("idf", ["global", "filtered"])
-def test_filtered_idf_keeps_a_tenants_bm25_scores_its_own(
+@pytest.mark.parametrize("idf", ["namespace", "global"])
+def test_namespace_idf_keeps_a_tenants_bm25_scores_its_own(
     kind: str, idf: str, tmp_path: Any
 ) -> None:
     store = _open(kind, tmp_path, lexical_idf=idf)
@@ -159,7 +159,7 @@ def test_filtered_idf_keeps_a_tenants_bm25_scores_its_own(
         after = _lexical_scores(store, NS)
         assert set(after) == set(before) == {"a"}  # results never cross tenants
         a_ratio = after["a"] / before["a"]
-        if idf == "filtered":  # statistics of alice's own points only
+        if idf == "namespace":  # the default: statistics of alice's own points only
             assert a_ratio == pytest.approx(1.0, rel=1e-4)
         else:  # "compiler" became common in the collection: worth less
             assert a_ratio < 0.9
