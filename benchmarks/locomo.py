@@ -4,12 +4,15 @@ Usage (the data is CC BY-NC 4.0 and stays outside the repo; pass its path):
 
     python benchmarks/locomo.py --data ../shared/data/locomo/locomo10.json
 
-Every turn of each of the 10 conversations becomes one memory (speaker, session date,
-image caption); each of the 1,982 questions with valid evidence ids retrieves its top
-20, scored against the evidence turns: R@5/10/20 (share of evidence found), All@10
-(all evidence in the top 10), MRR, NDCG@10, per category and overall, plus tokens of
-the top 10 (o200k), ingest time and query latency p50/p99. Baselines (plain BM25,
-plain dense MiniLM, their RRF) run in the same process on the same turns.
+Each of the 10 conversations is one user of ``TieredMemory.open`` (row S1, the
+project path): its turns are stored with ``for_user(sample_id).turns.add_turns``
+(speaker, session date, image caption, one call per session), and each of the 1,982
+questions with valid evidence ids retrieves its top 20 with ``turns.search``, scored
+against the evidence turns: R@5/10/20 (share of evidence found), All@10 (all evidence
+in the top 10), MRR, NDCG@10, per category and overall, plus tokens of the top 10
+(o200k), ingest time and query latency p50/p99. Baselines (plain BM25, plain dense
+MiniLM, their RRF) run in the same process on the same turns. ``--convs 1-5`` and
+``--convs 6-10`` run the tuning and the held-out half of the split check.
 
 Document embeddings are cached in a temp dir (model + text hash) so reruns skip
 them; ``--no-cache`` measures a cold ingest. Query embeddings are always computed
@@ -44,7 +47,8 @@ from langchain_tiered_memory.retrieval.fusion import FusionConfig
 from langchain_tiered_memory.tokens import TokenCounter
 
 REC = TieredConfig()
-BM25_ONLY = replace(REC, lexical_only=True, time_boost=None, neighbour_boost=0.0)
+OLD = replace(REC, session_boost=0.0, speaker_boost=0.0)  # the rows before the two boosts
+BM25_ONLY = replace(OLD, lexical_only=True, time_boost=None, neighbour_boost=0.0)
 ABLATION = [
     (
         "A1 BM25, analyzer (stopwords + stemming)",
@@ -58,11 +62,13 @@ ABLATION = [
     ("A4 + turn weight 2", BM25_ONLY),
     (
         "A5 + dense, RRF k=60",
-        replace(REC, time_boost=None, neighbour_boost=0.0, fusion=FusionConfig(method="rrf")),
+        replace(OLD, time_boost=None, neighbour_boost=0.0, fusion=FusionConfig(method="rrf")),
     ),
-    ("A6 + dense, weighted score fusion", replace(REC, time_boost=None, neighbour_boost=0.0)),
-    ("A7 + time-expression boost", replace(REC, neighbour_boost=0.0)),
-    ("A8 + neighbouring-turn boost (= recommended)", REC),
+    ("A6 + dense, weighted score fusion", replace(OLD, time_boost=None, neighbour_boost=0.0)),
+    ("A7 + time-expression boost", replace(OLD, neighbour_boost=0.0)),
+    ("A8 + neighbouring-turn boost", OLD),
+    ("A9 + same-session boost", replace(REC, speaker_boost=0.0)),
+    ("A10 + speaker boost (= recommended)", REC),
 ]
 WRITE = [
     ("W1 turns + session summaries", replace(REC, write="turns+summaries")),
@@ -92,6 +98,9 @@ class CachedLangChainEmbeddings(Embeddings):
 
 def run(args: argparse.Namespace) -> None:
     convs = load_locomo(args.data)
+    if args.convs:
+        lo, _, hi = args.convs.partition("-")
+        convs = convs[int(lo) - 1 : int(hi or lo)]
     n_q = sum(len(c.questions) for c in convs)
     print(
         f"LoCoMo: {len(convs)} conversations, {sum(len(c.turns) for c in convs)} turns, "
@@ -115,7 +124,8 @@ def run(args: argparse.Namespace) -> None:
         pipelines += [Tiered(n, c) for n, c in ABLATION]
     if selected is None or "write" in selected:
         pipelines += [Tiered(n, c) for n, c in WRITE]
-    if (selected is None or "store" in selected) and not args.no_store:
+    store_rows = selected is None or "store" in selected
+    if (store_rows or (selected and "project" in selected)) and not args.no_store:
         try:
             from langchain_tiered_memory.embeddings import LocalEmbeddings
             from langchain_tiered_memory.stores import QdrantMemoryStore  # noqa: F401
@@ -124,18 +134,32 @@ def run(args: argparse.Namespace) -> None:
         else:
             emb = LocalEmbeddings.default()
             store_emb = emb if args.no_cache else CachedLangChainEmbeddings(emb, doc_embed)
+            from langchain_tiered_memory.tiers.conversation_turns import TurnsConfig
+
             pipelines += [
                 StorePipeline(
-                    "S1 QdrantMemoryStore hybrid + neighbour and time boosts (project path)",
+                    "S1 TieredMemory.open, for_user(conv).turns.search (project path)",
                     "project",
                     store_emb,
                     REC,
                 ),
                 StorePipeline(
-                    "S2 QdrantMemoryStore hybrid, no time boost", "store", store_emb, REC
+                    "S1a project path without the session and speaker boosts",
+                    "project",
+                    store_emb,
+                    REC,
+                    turns=TurnsConfig(session_boost=0.0, speaker_boost=0.0),
                 ),
-                StorePipeline("S3 QdrantMemoryStore hybrid with RRF fusion", "rrf", store_emb, REC),
             ]
+            if store_rows:
+                pipelines += [
+                    StorePipeline(
+                        "S2 QdrantMemoryStore hybrid, no time boost", "store", store_emb, REC
+                    ),
+                    StorePipeline(
+                        "S3 QdrantMemoryStore hybrid with RRF fusion", "rrf", store_emb, REC
+                    ),
+                ]
 
     # One live embedding per question, timed, shared by every dense pipeline.
     from locomo_pipelines import QueryVectors
@@ -181,7 +205,13 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument(
         "--rows",
         default=None,
-        help="comma list of row groups besides the baselines: ablation,write,store",
+        help="comma list of row groups besides the baselines: ablation,write,store "
+        "(project: only the S1 rows)",
+    )
+    ap.add_argument(
+        "--convs",
+        default=None,
+        help="1-based range of conversations to run, e.g. 1-5 (tuning half) or 6-10",
     )
     ap.add_argument("--no-store", action="store_true", help="skip the QdrantMemoryStore rows")
     ap.add_argument("--no-cache", action="store_true", help="embed every document (cold ingest)")

@@ -25,7 +25,10 @@ from langchain_tiered_memory.retrieval import (
     DEFAULT_FUSION,
     DEFAULT_LEXICAL_ENRICH,
     DEFAULT_NEIGHBOUR_BOOST,
+    DEFAULT_SESSION_BOOST,
+    DEFAULT_SPEAKER_BOOST,
     DEFAULT_TIME_BOOST,
+    apply_speaker_boost,
 )
 from langchain_tiered_memory.retrieval.enrich import EnrichConfig, Utterance, index_texts
 from langchain_tiered_memory.retrieval.fusion import FusionConfig, fuse
@@ -33,6 +36,7 @@ from langchain_tiered_memory.retrieval.lexical import BM25Index, analyze
 from langchain_tiered_memory.retrieval.rerank import (
     TimeBoost,
     apply_neighbour_boost,
+    apply_session_boost,
     apply_time_boost,
 )
 from langchain_tiered_memory.retrieval.temporal import parse_time_expressions
@@ -46,16 +50,6 @@ def plain_text(t: Turn) -> str:
 
 def utterances(conv: Conversation) -> list[Utterance]:
     return [Utterance(t.speaker, t.text, t.session, t.date, t.caption) for t in conv.turns]
-
-
-def adjacent_turns(conv: Conversation) -> dict[str, list[str]]:
-    """dia_id -> the previous and next turn of the same session."""
-    out: dict[str, list[str]] = {t.dia_id: [] for t in conv.turns}
-    for a, b in zip(conv.turns, conv.turns[1:], strict=False):
-        if a.session == b.session:
-            out[a.dia_id].append(b.dia_id)
-            out[b.dia_id].append(a.dia_id)
-    return out
 
 
 def reference_date(conv: Conversation):  # type: ignore[no-untyped-def]
@@ -72,6 +66,7 @@ class Memory:
     sources: tuple[str, ...]
     plain: str
     date: object = None
+    speaker: str = ""
 
 
 def expand(ranked: Sequence[Memory], limit: int = TOP) -> list[str]:
@@ -170,6 +165,8 @@ class TieredConfig:
     candidates: int = DEFAULT_CANDIDATES
     time_boost: TimeBoost | None = DEFAULT_TIME_BOOST
     neighbour_boost: float = DEFAULT_NEIGHBOUR_BOOST
+    session_boost: float = DEFAULT_SESSION_BOOST
+    speaker_boost: float = DEFAULT_SPEAKER_BOOST
     write: str = "turns"  # "turns", "turns+summaries", "turns+facts"
     lexical_only: bool = False
     dense_only: bool = False
@@ -191,7 +188,7 @@ class Tiered:
         lex = index_texts(utts, cfg.lexical_enrich)
         den = index_texts(utts, cfg.dense_enrich)
         self.items = [
-            Memory(lx, dn, (t.dia_id,), plain_text(t), t.date)
+            Memory(lx, dn, (t.dia_id,), plain_text(t), t.date, t.speaker)
             for t, lx, dn in zip(conv.turns, lex, den, strict=True)
         ]
         if "summaries" in cfg.write:
@@ -205,6 +202,7 @@ class Tiered:
         self.texts = [m.plain for m in self.items]
         self.ref = reference_date(conv)
         n = len(conv.turns)  # turns come first in self.items; summaries and facts have none
+        self.sessions = {i: t.session for i, t in enumerate(conv.turns)}
         same = [conv.turns[i].session == conv.turns[i + 1].session for i in range(n - 1)]
         self.adjacent = {i: [] for i in range(n)}
         for i, linked in enumerate(same):
@@ -232,12 +230,18 @@ class Tiered:
         fused = fuse(per, fcfg)
         if cfg.neighbour_boost:
             fused = apply_neighbour_boost(fused, self.adjacent, cfg.neighbour_boost)
+        if cfg.session_boost:
+            sessions = {i: self.sessions[i] for i, _ in fused if i in self.sessions}
+            fused = apply_session_boost(fused, sessions, cfg.session_boost)
         if cfg.time_boost is not None:
             ranges = parse_time_expressions(q.text, self.ref)
             if ranges:
                 fused = apply_time_boost(
                     fused, {i: self.items[i].date for i, _ in fused}, ranges, cfg.time_boost
                 )
+        if cfg.speaker_boost:
+            speakers = {i: self.items[i].speaker for i, _ in fused}
+            fused = apply_speaker_boost(fused, speakers, q.text, cfg.speaker_boost)
         return expand([self.items[i] for i, _ in fused])
 
 
@@ -245,34 +249,52 @@ class Tiered:
 class StorePipeline:
     """The project's QdrantMemoryStore (embedded engine) and LocalEmbeddings.
 
-    Each turn is a memory ``{"text": turn, "context": enriched turn, "dia_id": ...}``
-    under ``("locomo", sample_id)``: the store embeds ``text`` (the dense enrichment:
-    ``[date] speaker: turn``) and BM25-indexes ``context`` (``lexical_fields``; the
-    lexical enrichment: previous turns, date, speaker, caption, the turn twice).
-    One ``store.search`` (hybrid) returns the fused top candidates. Modes:
+    Modes:
 
-    * ``"project"``: the store's default fusion, then neighbouring turns lend each
-      other score (``retrieval.apply_neighbour_boost``) and the query's time
-      expressions re-rank the candidates (``retrieval.apply_time_boost``): the
-      recommended path;
-    * ``"store"``: the store's default fusion alone (one search of the top 20);
-    * ``"rrf"``: the store with ``FusionConfig(method="rrf")`` (the old default).
+    * ``"project"``: the path an agent uses. ``TieredMemory.open`` (embedded store,
+      ``lexical_fields=[LEXICAL_FIELD]``), one user per conversation, each session
+      added with ``for_user(sample_id).turns.add_turns`` (speaker, session date,
+      image caption, the dialog id as turn id) and each question answered by
+      ``turns.search``: one hybrid store search for 100 candidates, then the
+      neighbouring-turn, time and speaker boosts of ``TurnsConfig``;
+    * ``"store"``: a raw ``QdrantMemoryStore`` (``lexical_fields=["context"]``), each
+      turn ``{"text": dense enrichment, "context": lexical enrichment}`` under
+      ``("locomo", sample_id)``; the store's default fusion alone (one search of the
+      top 20);
+    * ``"rrf"``: the same with ``FusionConfig(method="rrf")`` (the old default).
     """
 
     uses_dense = False  # the store embeds queries itself
 
-    def __init__(self, name: str, mode: str, embeddings, config: TieredConfig) -> None:  # type: ignore[no-untyped-def]
+    def __init__(  # type: ignore[no-untyped-def]
+        self, name: str, mode: str, embeddings, config: TieredConfig, turns=None, now="latest"
+    ) -> None:
         self.name = name
         self.mode = mode
         self.embeddings = embeddings
         self.cfg = config
+        self.turns_config = turns  # a TurnsConfig for "project" (None: the defaults)
+        # "latest": search(now=None), relative times count from the latest stored turn
+        # (the tier's default); "reference": from the day after the last session.
+        self.now_mode = now
         self.tmp = tempfile.TemporaryDirectory(prefix="ltm-locomo-store-")
         self.store = None
+        self.memory = None
 
     def _open(self):  # type: ignore[no-untyped-def]
         from langchain_tiered_memory.retrieval import FusionConfig
         from langchain_tiered_memory.stores import QdrantMemoryStore
 
+        if self.mode == "project":
+            from langchain_tiered_memory import TieredMemory
+
+            self.memory = TieredMemory.open(
+                self.tmp.name,
+                embeddings=self.embeddings,
+                durable_writes=False,
+                turns_config=self.turns_config,
+            )
+            return
         index = {"dims": 384, "embed": self.embeddings, "fields": ["text"]}
         fusion = FusionConfig(method="rrf") if self.mode == "rrf" else self.cfg.fusion
         self.store = QdrantMemoryStore.embedded(
@@ -280,44 +302,53 @@ class StorePipeline:
         )
 
     def ingest(self, conv: Conversation, embed_docs: EmbedFn) -> None:
+        if self.store is None and self.memory is None:
+            self._open()
+        self.ref = reference_date(conv)
+        self.texts = [plain_text(t) for t in conv.turns]
+        if self.memory is not None:
+            self._ingest_turns(conv)
+            return
         from langgraph.store.base import PutOp
 
-        if self.store is None:
-            self._open()
         assert self.store is not None
         self.ns = ("locomo", conv.sample_id)
-        self.ref = reference_date(conv)
         utts = utterances(conv)
         dense = index_texts(utts, self.cfg.dense_enrich)
         lexical = index_texts(utts, self.cfg.lexical_enrich)
-        self.dates = {t.dia_id: t.date for t in conv.turns}
-        self.adjacent = adjacent_turns(conv)
         ops = [
             PutOp(self.ns, t.dia_id, {"text": d, "context": lx, "date": t.date.isoformat()})
             for t, d, lx in zip(conv.turns, dense, lexical, strict=True)
         ]
         for start in range(0, len(ops), 256):
             self.store.batch(ops[start : start + 256])
-        self.texts = [plain_text(t) for t in conv.turns]
+
+    def _ingest_turns(self, conv: Conversation) -> None:
+        from langchain_tiered_memory.tiers.conversation_turns import ConversationTurn
+
+        assert self.memory is not None
+        self.user = self.memory.for_user(conv.sample_id)
+        sessions: dict[int, list[ConversationTurn]] = {}
+        for t in conv.turns:
+            sessions.setdefault(t.session, []).append(
+                ConversationTurn(
+                    speaker=t.speaker, text=t.text, time=t.date, caption=t.caption, turn_id=t.dia_id
+                )
+            )
+        for session, turns in sessions.items():
+            self.user.turns.add_turns(f"session-{session}", turns)
 
     def search(self, q: Question, qvec: np.ndarray | None) -> list[str]:
+        if self.memory is not None:
+            now = self.ref if self.now_mode == "reference" else None
+            return [h.turn_id for h in self.user.turns.search(q.text, top_k=TOP, now=now)]
         assert self.store is not None
-        project = self.mode == "project"
-        boost = project and self.cfg.time_boost is not None
-        ranges = parse_time_expressions(q.text, self.ref) if boost else []
-        nb = self.cfg.neighbour_boost if project else 0.0
-        limit = self.cfg.candidates if ranges or nb else TOP
-        hits = self.store.search(self.ns, query=q.text, limit=limit)
-        fused = [(h.key, float(h.score or 0.0)) for h in hits]
-        if nb:
-            fused = apply_neighbour_boost(fused, self.adjacent, nb)
-        if ranges:
-            assert self.cfg.time_boost is not None
-            dates = {k: self.dates[k] for k, _ in fused}
-            fused = apply_time_boost(fused, dates, ranges, self.cfg.time_boost)
-        return [k for k, _ in fused[:TOP]]
+        hits = self.store.search(self.ns, query=q.text, limit=TOP)
+        return [h.key for h in hits]
 
     def close(self) -> None:
+        if self.memory is not None:
+            self.memory.close()
         if self.store is not None:
             self.store.close()
         self.tmp.cleanup()

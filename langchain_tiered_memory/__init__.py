@@ -52,6 +52,12 @@ from langchain_tiered_memory.stores import (
     QdrantMemoryStore,
     RetrievalMode,
 )
+from langchain_tiered_memory.tiers.conversation_turns import (
+    ConversationTurn,
+    ConversationTurns,
+    TurnHit,
+    TurnsConfig,
+)
 from langchain_tiered_memory.tiers.episodic import EpisodicConfig, EpisodicMemory
 from langchain_tiered_memory.tiers.episodic_conversations import ConversationIndex
 from langchain_tiered_memory.tiers.episodic_models import (
@@ -116,6 +122,8 @@ __all__ = [
     "ContextWindowBudget",
     "ConversationBuffer",
     "ConversationIndex",
+    "ConversationTurn",
+    "ConversationTurns",
     "DeadLetter",
     "DroppedItem",
     "DurableMemoryWriter",
@@ -172,6 +180,8 @@ __all__ = [
     "ToolGuidance",
     "ToolUsageRecord",
     "TrajectoryStep",
+    "TurnHit",
+    "TurnsConfig",
     "UnifiedMemoryManager",
     "UserMemory",
     "WorkingContext",

@@ -40,6 +40,7 @@ from langchain_tiered_memory.export_import import (
     read_records,
     write_records,
 )
+from langchain_tiered_memory.tiers.conversation_turns_models import LEXICAL_FIELD, TurnsConfig
 from langchain_tiered_memory.tiers.episodic import EpisodicConfig
 from langchain_tiered_memory.tiers.episodic_access import (
     aflush_access_buffers,
@@ -83,6 +84,8 @@ class TieredMemory:
         clock: Returns "now" (aware); injectable for tests.
         assembly: How much the context assembler asks each tier for.
         forgetting: The forgetting policy used by consolidation.
+        turns_config: How the conversation-turn tier (``for_user(...).turns``)
+            indexes and searches turns.
     """
 
     def __init__(
@@ -99,6 +102,7 @@ class TieredMemory:
         episodic_config: EpisodicConfig | None = None,
         semantic_config: SemanticMemoryConfig | None = None,
         procedural_config: ProceduralConfig | None = None,
+        turns_config: TurnsConfig | None = None,
     ) -> None:
         if not isinstance(store, BaseStore):
             raise ConfigurationError(
@@ -116,6 +120,7 @@ class TieredMemory:
         self.episodic_config = episodic_config
         self.semantic_config = semantic_config
         self.procedural_config = procedural_config
+        self.turns_config = turns_config
         self._users: dict[MemoryScope, UserMemory] = {}
         self._lock = threading.Lock()
         self._errors: Counter[str] = Counter()
@@ -160,6 +165,8 @@ class TieredMemory:
             root / "store",
             index={"dims": dims, "embed": cached, "fields": ["text"]},
             retrieval=retrieval,
+            # BM25 text of conversation turns; other records keep their embedded text.
+            lexical_fields=[LEXICAL_FIELD],
         )
         try:
             writer = DurableMemoryWriter(store, root, start=False) if durable_writes else None

@@ -30,6 +30,7 @@ from langchain_tiered_memory.consolidation.consolidator import (
 from langchain_tiered_memory.consolidation.trash import MemoryTrash
 from langchain_tiered_memory.errors import InvalidInputError
 from langchain_tiered_memory.text import word_overlap
+from langchain_tiered_memory.tiers.conversation_turns import ConversationTurns
 from langchain_tiered_memory.tiers.episodic import EpisodicMemory
 from langchain_tiered_memory.tiers.episodic_models import Episode
 from langchain_tiered_memory.tiers.procedural import ProceduralMemory
@@ -64,6 +65,7 @@ class UserMemory:
         episodic: Episodes: trajectories, outcomes, reflections.
         semantic: Entities and facts.
         procedural: Tool statistics, strategies, preferences.
+        turns: Conversation turns, verbatim, searchable by question.
         trash: Soft-deleted memories and the audit trail.
     """
 
@@ -84,6 +86,9 @@ class UserMemory:
         )
         self.procedural = ProceduralMemory(
             store, scope, config=owner.procedural_config, clock=clock
+        )
+        self.turns = ConversationTurns(
+            store, scope, config=getattr(owner, "turns_config", None), clock=clock
         )
         self.trash = MemoryTrash(store, scope, clock=clock)
         self.assembler = ContextAssembler(

@@ -5,8 +5,9 @@
   caption, previous turns as context).
 * :mod:`.fusion`: weighted reciprocal-rank and score fusion of several retrievers.
 * :mod:`.temporal`: time expressions in queries -> date ranges, and a match score.
-* :mod:`.rerank`: time and neighbouring-turn boosts, and blending with any pairwise
+* :mod:`.rerank`: time, neighbouring-turn and same-session boosts, and blending with any pairwise
   re-scorer.
+* :mod:`.speakers`: boost the turns of the person a query names.
 * :mod:`.summarize`: extractive (model-free) session summaries.
 
 The defaults (:data:`DEFAULT_FUSION`, :data:`DEFAULT_LEXICAL_ENRICH`,
@@ -43,8 +44,14 @@ from langchain_tiered_memory.retrieval.lexical import STOPWORDS, BM25Index, anal
 from langchain_tiered_memory.retrieval.rerank import (
     TimeBoost,
     apply_neighbour_boost,
+    apply_session_boost,
     apply_time_boost,
     rerank,
+)
+from langchain_tiered_memory.retrieval.speakers import (
+    apply_speaker_boost,
+    name_tokens,
+    named_speakers,
 )
 from langchain_tiered_memory.retrieval.summarize import extractive_summary
 from langchain_tiered_memory.retrieval.temporal import (
@@ -60,6 +67,8 @@ __all__ = [
     "DEFAULT_FUSION",
     "DEFAULT_LEXICAL_ENRICH",
     "DEFAULT_NEIGHBOUR_BOOST",
+    "DEFAULT_SESSION_BOOST",
+    "DEFAULT_SPEAKER_BOOST",
     "DEFAULT_TIME_BOOST",
     "STOPWORDS",
     "BM25Index",
@@ -70,12 +79,16 @@ __all__ = [
     "Utterance",
     "analyze",
     "apply_neighbour_boost",
+    "apply_session_boost",
+    "apply_speaker_boost",
     "apply_time_boost",
     "extractive_summary",
     "format_date",
     "format_utterance",
     "fuse",
     "index_texts",
+    "name_tokens",
+    "named_speakers",
     "normalize_scores",
     "parse_time_expressions",
     "rerank",
@@ -103,6 +116,14 @@ DEFAULT_DENSE_ENRICH = EnrichConfig(context_before=0, include_caption=False, inc
 DEFAULT_NEIGHBOUR_BOOST = 0.6
 """Weight of :func:`apply_neighbour_boost` (the mean positive fused score of the
 previous and next turn, when they are candidates too)."""
+
+DEFAULT_SESSION_BOOST = 0.2
+"""Weight of :func:`apply_session_boost` (the best positive fused score among the
+other candidates of a turn's session)."""
+
+DEFAULT_SPEAKER_BOOST = 1.0
+"""Added to a z-score-fused score when the query names the turn's speaker
+(:func:`apply_speaker_boost`)."""
 
 DEFAULT_TIME_BOOST = TimeBoost(weight=1.0, slack=timedelta(days=30))
 """Added (times the time match) to a z-score-fused score when the query names a time."""

@@ -8,6 +8,9 @@ Re-scorers that need no model at query time:
 * :func:`apply_neighbour_boost`: a candidate gains part of the scores of the
   candidates next to it in its conversation (an answer often sits one turn after
   the question that names the topic).
+* :func:`apply_session_boost`: a candidate gains part of the best score among the
+  other candidates of its session (turns of the sitting the query is about rank
+  above isolated matches elsewhere).
 * :func:`rerank`: blend the fused score with any pairwise scorer (a cross-encoder you
   load yourself, a lexical overlap, ...) over the top ``top_k`` candidates only, so
   a costly scorer runs a bounded number of times per query.
@@ -34,7 +37,14 @@ from langchain_tiered_memory.errors import ConfigurationError
 from langchain_tiered_memory.retrieval.fusion import normalize_scores
 from langchain_tiered_memory.retrieval.temporal import TimeRange, time_match
 
-__all__ = ["PairScorer", "TimeBoost", "apply_neighbour_boost", "apply_time_boost", "rerank"]
+__all__ = [
+    "PairScorer",
+    "TimeBoost",
+    "apply_neighbour_boost",
+    "apply_session_boost",
+    "apply_time_boost",
+    "rerank",
+]
 
 K = TypeVar("K", bound=Hashable)
 
@@ -133,6 +143,60 @@ def apply_neighbour_boost(
     for key, score in fused:
         near = [max(0.0, scores[n]) for n in neighbours.get(key, ()) if n in scores]
         bonus = sum(near) / 2 if near else 0.0  # mean over a turn's two sides
+        out.append((key, score + weight * bonus))
+    return _resort(out)
+
+
+def apply_session_boost(
+    fused: Sequence[tuple[K, float]],
+    sessions: Mapping[K, Hashable],
+    weight: float,
+) -> list[tuple[K, float]]:
+    """Add ``weight`` times the best positive score of the other candidates of the session.
+
+    A question is usually about one conversation sitting; when several of its turns
+    are candidates, the session is likely the right one and each of its turns gains
+    a little of its best match, so they outrank isolated near-misses from other
+    sessions. Candidates alone in their session, and sessions whose best other score
+    is negative (a below-average z-score), gain nothing.
+
+    Args:
+        fused: ``(key, score)`` best first, as :func:`.fusion.fuse` returns.
+        sessions: Key -> its session (missing or None: no boost).
+        weight: 0 keeps the order; 0.2 on z-score-fused scores (see
+            :data:`~langchain_tiered_memory.retrieval.DEFAULT_SESSION_BOOST`).
+
+    Returns:
+        ``(key, boosted score)`` best first; ties keep the input order.
+
+    Raises:
+        ConfigurationError: ``weight`` is negative or not finite.
+
+    Example:
+        >>> fused = [("x", 1.0), ("a", 0.9), ("b", 0.8)]
+        >>> boosted = apply_session_boost(fused, {"x": 1, "a": 2, "b": 2}, weight=0.5)
+        >>> [k for k, _ in boosted]
+        ['a', 'b', 'x']
+    """
+    if not 0 <= weight < float("inf"):
+        raise ConfigurationError(f"session boost weight must be finite and >= 0, got {weight}")
+    if weight == 0:
+        return list(fused)
+    best: dict[Hashable, list[float]] = {}  # session -> its two best positive scores
+    for key, score in fused:
+        session = sessions.get(key)
+        if session is not None:
+            top = best.setdefault(session, [])
+            top.append(max(0.0, score))
+            top.sort(reverse=True)
+            del top[2:]
+    out = []
+    for key, score in fused:
+        session = sessions.get(key)
+        bonus = 0.0
+        if session is not None and len(best[session]) > 1:
+            first, second = best[session]
+            bonus = second if max(0.0, score) == first else first  # best of the others
         out.append((key, score + weight * bonus))
     return _resort(out)
 
