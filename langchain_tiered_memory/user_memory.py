@@ -99,6 +99,7 @@ class UserMemory:
             entity_id=scope.user_id,
             config=assembly,
             on_error=lambda name, exc: owner._record_error(f"retrieval.{name}", exc),
+            turns=self.turns,
         )
 
     @property

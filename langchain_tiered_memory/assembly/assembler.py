@@ -38,6 +38,7 @@ from langchain_tiered_memory.assembly.conflicts import MemoryConflictResolver
 from langchain_tiered_memory.assembly.items import MemoryContext, MemoryItem
 from langchain_tiered_memory.assembly.packing import pack_items
 from langchain_tiered_memory.errors import ConfigurationError, InvalidInputError
+from langchain_tiered_memory.tiers.conversation_turns import ConversationTurns
 from langchain_tiered_memory.tiers.episodic import EpisodicMemory
 from langchain_tiered_memory.tiers.procedural import ProceduralMemory
 from langchain_tiered_memory.tiers.semantic import SemanticMemory
@@ -58,6 +59,7 @@ class AssemblyConfig:
         max_profile_facts: Profile facts of the user entity.
         knowledge_top_k: Query-relevant facts and entities.
         experiences_top_k: Similar past episodes.
+        turns_top_k: Past conversation turns (when the assembler has a turn tier).
         strategies_top_k: Applicable strategies.
         min_strategy_confidence: Strategies below this Wilson confidence are left out.
         min_failure_rate: Tools failing at least this often get a warning (a tool
@@ -68,6 +70,7 @@ class AssemblyConfig:
     max_profile_facts: int = 15
     knowledge_top_k: int = 5
     experiences_top_k: int = 3
+    turns_top_k: int = 3
     strategies_top_k: int = 5
     min_strategy_confidence: float = 0.0
     min_failure_rate: float = 0.3
@@ -78,6 +81,7 @@ class AssemblyConfig:
             "max_profile_facts",
             "knowledge_top_k",
             "experiences_top_k",
+            "turns_top_k",
             "strategies_top_k",
             "min_trim_tokens",
         ):
@@ -107,6 +111,8 @@ class ContextAssembler:
         config: How much to ask each tier for.
         resolver: Conflict resolver (default: :class:`MemoryConflictResolver`).
         on_error: Called with ``(tier task name, exception)`` when a tier fails.
+        turns: The user's conversation turns (:class:`ConversationTurns`); their
+            best matches fill the last section, ``"conversation"``.
     """
 
     def __init__(
@@ -120,6 +126,7 @@ class ContextAssembler:
         config: AssemblyConfig | None = None,
         resolver: MemoryConflictResolver | None = None,
         on_error: Callable[[str, BaseException], None] | None = None,
+        turns: ConversationTurns | None = None,
     ) -> None:
         self.episodic = episodic
         self.semantic = semantic
@@ -129,6 +136,7 @@ class ContextAssembler:
         self.config = config or AssemblyConfig()
         self.resolver = resolver or MemoryConflictResolver()
         self.on_error = on_error
+        self.turns = turns
 
     def _tasks(self, query: str) -> list[_Task]:
         c, p, s, e = self.config, self.procedural, self.semantic, self.episodic
@@ -136,6 +144,16 @@ class ContextAssembler:
             "top_k": c.strategies_top_k,
             "min_confidence": c.min_strategy_confidence,
         }
+        tasks = []
+        t = self.turns
+        if t is not None and c.turns_top_k > 0:
+            tasks.append(
+                _Task(
+                    "conversation",
+                    lambda: t.search(query, top_k=c.turns_top_k),
+                    lambda: t.asearch(query, top_k=c.turns_top_k),
+                )
+            )
         return [
             _Task("warnings", p.get_all_tool_guidance, p.aget_all_tool_guidance),
             _Task(
@@ -159,6 +177,7 @@ class ContextAssembler:
                 lambda: e.retrieve_similar(query, top_k=c.experiences_top_k),
                 lambda: e.aretrieve_similar(query, top_k=c.experiences_top_k),
             ),
+            *tasks,
         ]
 
     @staticmethod
@@ -193,6 +212,7 @@ class ContextAssembler:
             results.get("knowledge", []), exclude={i.id for i in profile_list}
         )
         items += convert.experience_items(results.get("experiences", []))
+        items += convert.turn_items(results.get("conversation", []))
         kept, conflicts = self.resolver.resolve(items)
         ctx = pack_items(
             kept, budget=token_budget, counter=self.counter, min_trim_tokens=c.min_trim_tokens

@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from langchain_tiered_memory.assembly.items import MemoryItem
+from langchain_tiered_memory.tiers.conversation_turns_models import TurnHit
 from langchain_tiered_memory.tiers.episodic_models import ScoredEpisode
 from langchain_tiered_memory.tiers.procedural_models import ScoredStrategy, ToolGuidance
 from langchain_tiered_memory.tiers.semantic_models import Fact
@@ -28,6 +29,7 @@ __all__ = [
     "preference_items",
     "profile_items",
     "strategy_items",
+    "turn_items",
     "warning_items",
 ]
 
@@ -181,6 +183,33 @@ def experience_items(episodes: Sequence[ScoredEpisode]) -> list[MemoryItem]:
                 score_breakdown=dict(scored.score.contributions()),
                 provenance={"session_id": ep.session_id, "outcome": str(ep.outcome.value)},
                 timestamp=ep.created_at,
+            )
+        )
+    return items
+
+
+def turn_items(hits: Sequence[TurnHit]) -> list[MemoryItem]:
+    """Past conversation turns, as ``[date] speaker: text``, scored by the turn search."""
+    items = []
+    for hit in hits:
+        caption = f" [shared: {hit.turn.caption}]" if hit.turn.caption else ""
+        score = hit.score
+        items.append(
+            MemoryItem(
+                tier="episodic",
+                section="conversation",
+                id=hit.turn_id,
+                text=f"[{hit.time.date().isoformat()}] {hit.speaker}: {hit.text}{caption}",
+                score=score.total,
+                score_breakdown={
+                    "fused": score.fused,
+                    "neighbour": score.neighbour,
+                    "session": score.session,
+                    "time": score.time,
+                    "speaker": score.speaker,
+                },
+                provenance={"session_id": hit.session_id, "turn_id": hit.turn_id},
+                timestamp=hit.time,
             )
         )
     return items

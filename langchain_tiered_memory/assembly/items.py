@@ -20,7 +20,9 @@ from typing import Any, Literal
 __all__ = ["DroppedItem", "MemoryContext", "MemoryItem", "SectionName", "Tier"]
 
 Tier = Literal["working", "procedural", "semantic", "episodic"]
-SectionName = Literal["warnings", "strategies", "profile", "knowledge", "experiences"]
+SectionName = Literal[
+    "warnings", "strategies", "profile", "knowledge", "experiences", "conversation"
+]
 
 
 @dataclass

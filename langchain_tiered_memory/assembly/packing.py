@@ -35,7 +35,14 @@ from langchain_tiered_memory.tokens import TokenCounter
 
 __all__ = ["SECTION_ORDER", "pack_items"]
 
-SECTION_ORDER: tuple[str, ...] = ("warnings", "strategies", "profile", "knowledge", "experiences")
+SECTION_ORDER: tuple[str, ...] = (
+    "warnings",
+    "strategies",
+    "profile",
+    "knowledge",
+    "experiences",
+    "conversation",
+)
 
 
 def _render(chosen: dict[str, list[MemoryItem]], nonce: str) -> tuple[str, dict[str, str]]:
