@@ -1,0 +1,61 @@
+"""The assembler fans tier reads out to threads only when the store's reads overlap."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langgraph.store.memory import InMemoryStore
+
+from langchain_tiered_memory import QdrantMemoryStore, TieredMemory
+from langchain_tiered_memory.fakes import HashingEmbeddings
+
+
+class _SerialStore(InMemoryStore):
+    concurrent_reads = False
+
+
+def _threads_used(store: InMemoryStore, monkeypatch: pytest.MonkeyPatch) -> set[str]:
+    memory = TieredMemory(store)
+    alice = memory.for_user("alice")
+    seen: set[str] = set()
+    for tier, name in ((alice.episodic, "retrieve_similar"), (alice.semantic, "semantic_search")):
+        original = getattr(tier, name)
+
+        def spy(*args: Any, _original: Any = original, **kwargs: Any) -> Any:
+            seen.add(threading.current_thread().name)
+            return _original(*args, **kwargs)
+
+        monkeypatch.setattr(tier, name, spy)
+    alice.semantic.store_fact("alice", "Allergic to shellfish", confidence=0.9)
+    ctx = alice.build_memory_context("dinner with shellfish", token_budget=300)
+    assert "shellfish" in ctx.text and not ctx.errors
+    return seen
+
+
+def _index() -> Any:
+    return {"dims": 64, "embed": HashingEmbeddings(size=64), "fields": ["text"]}
+
+
+def test_serial_store_is_read_in_the_calling_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen = _threads_used(_SerialStore(index=_index()), monkeypatch)
+    assert seen == {threading.current_thread().name}
+
+
+def test_other_stores_are_read_from_worker_threads(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen = _threads_used(InMemoryStore(index=_index()), monkeypatch)
+    assert seen and all(n.startswith("tiered-memory-retrieve") for n in seen)
+
+
+def test_embedded_engine_reads_do_not_overlap_and_a_client_engines_do(tmp_path: Path) -> None:
+    from qdrant_client import QdrantClient
+
+    with QdrantMemoryStore.embedded(tmp_path / "s", index=_index()) as embedded:
+        assert embedded.concurrent_reads is False
+    client = QdrantClient(":memory:")
+    try:
+        assert QdrantMemoryStore.from_client(client, index=_index()).concurrent_reads is True
+    finally:
+        client.close()
