@@ -166,8 +166,16 @@ def _queries(
         # Candidates carry ids and scores only; the page's payloads are fetched after fusion.
         found = [Query(mode="dense", filter=flt, limit=depth, fields=[], dense=vector)]
         if sparse:
-            lexical = Query(mode="lexical", filter=flt, limit=depth, fields=[], sparse=sparse)
-            found.append(replace(lexical, idf_corpus=corpus))
+            found.append(
+                Query(
+                    mode="lexical",
+                    filter=flt,
+                    limit=depth,
+                    fields=[],
+                    sparse=sparse,
+                    idf_corpus=corpus,
+                )
+            )
         return found
     if mode == "lexical" and not sparse:
         return []  # only stop words: nothing can match lexically
