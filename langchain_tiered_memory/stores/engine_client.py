@@ -128,7 +128,6 @@ def _query(q: Query) -> models.QueryRequest:
         assert q.dense is not None
         return models.QueryRequest(query=[q.dense], using=DENSE, params=params, **common)
     assert q.sparse is not None
-    # "filtered": IDF over the live points the search may return, as on the embedded engine.
     idf = None
     if q.idf_corpus is not None:  # IDF over these points, as on the embedded engine
         idf = models.SearchParams(idf=models.IdfCorpusParams(corpus=_filter(q.idf_corpus)))

@@ -203,7 +203,8 @@ def not_expired(now_us: int) -> Where:
     Written as "not (expires_us <= now)": one indexed range condition that
     items without a TTL never match. The equivalent ``should`` of
     ``IsEmpty(expires_us)`` or ``expires_us > now`` costs the engine a payload
-    check per candidate: at 20k points it tripled a filtered dense search.
+    check per candidate: a filtered dense search over 13k of 20k points took
+    11 ms with it and 4 ms without.
     """
     return Where(must_not=(Range("expires_us", lte=now_us),))
 
