@@ -43,6 +43,7 @@ __all__ = [
     "apply_neighbour_boost",
     "apply_session_boost",
     "apply_time_boost",
+    "check_boost_weight",
     "rerank",
 ]
 
@@ -134,9 +135,7 @@ def apply_neighbour_boost(
         >>> [k for k, _ in boosted]
         ['q', 'a', 'x']
     """
-    if not weight >= 0 or weight == float("inf"):
-        raise ConfigurationError(f"neighbour boost weight must be finite and >= 0, got {weight}")
-    if weight == 0:
+    if check_boost_weight("neighbour", weight) == 0:
         return list(fused)
     scores = dict(fused)
     out = []
@@ -178,9 +177,7 @@ def apply_session_boost(
         >>> [k for k, _ in boosted]
         ['a', 'b', 'x']
     """
-    if not 0 <= weight < float("inf"):
-        raise ConfigurationError(f"session boost weight must be finite and >= 0, got {weight}")
-    if weight == 0:
+    if check_boost_weight("session", weight) == 0:
         return list(fused)
     best: dict[Hashable, list[float]] = {}  # session -> its two best positive scores
     for key, score in fused:
@@ -253,6 +250,13 @@ def rerank(
     ranked = _resort(blended)
     floor = min((s for _, s in ranked), default=0.0)
     return ranked + [(k, floor - 1e-9 * (j + 1)) for j, (k, _) in enumerate(tail)]
+
+
+def check_boost_weight(name: str, weight: float) -> float:
+    """``weight`` if it is a finite number >= 0 (a boost's weight), else a clear error."""
+    if not 0 <= weight < float("inf"):
+        raise ConfigurationError(f"{name} boost weight must be finite and >= 0, got {weight}")
+    return weight
 
 
 def _resort(items: list[tuple[K, float]]) -> list[tuple[K, float]]:

@@ -21,8 +21,8 @@ import re
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import TypeVar
 
-from langchain_tiered_memory.errors import ConfigurationError
 from langchain_tiered_memory.retrieval.lexical import STOPWORDS
+from langchain_tiered_memory.retrieval.rerank import check_boost_weight
 
 __all__ = ["apply_speaker_boost", "name_tokens", "named_speakers"]
 
@@ -75,8 +75,7 @@ def apply_speaker_boost(
     Raises:
         ConfigurationError: ``weight`` is negative or not finite.
     """
-    if not 0 <= weight < float("inf"):
-        raise ConfigurationError(f"speaker boost weight must be finite and >= 0, got {weight}")
+    check_boost_weight("speaker", weight)
     present = {speakers[k] for k, _ in fused if speakers.get(k)}
     named = named_speakers(query, present) if weight else set()
     if not named or named == present:

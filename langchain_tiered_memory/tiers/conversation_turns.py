@@ -378,12 +378,8 @@ def _note(
         added = score - prior[key]
         if added:
             current = scores[key]
-            scores[key] = _with(current, part, getattr(current, part) + added)
+            scores[key] = replace(current, **{part: getattr(current, part) + added})
     return boosted
-
-
-def _with(score: TurnScore, part: str, value: float) -> TurnScore:
-    return replace(score, **{part: value})
 
 
 def _latest(meta: list[Any], turns: Mapping[str, StoredTurn]) -> datetime | None:
