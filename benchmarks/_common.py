@@ -156,10 +156,28 @@ def run_isolated(fn: Callable[..., T], *args: Any, isolated: bool = True) -> T:
     return payload  # type: ignore[no-any-return]
 
 
+def host_speed_ms() -> float:
+    """Milliseconds one core takes for a fixed pure-Python loop (1M additions).
+
+    Printed with every table: the shared hosts here differ several-fold in speed
+    from one day to the next, so absolute figures are only comparable at a
+    similar host speed (the ratios within one run always are).
+    """
+    best = float("inf")
+    for _ in range(3):
+        start = time.process_time()
+        total = 0
+        for i in range(1_000_000):
+            total += i
+        best = min(best, (time.process_time() - start) * 1000)
+    return best
+
+
 def environment() -> str:
     """One line describing the machine, for the table's caption."""
     cpus = os.cpu_count()
     load = ""
     if hasattr(os, "getloadavg"):
         load = f", load average {os.getloadavg()[0]:.1f}"
-    return f"Python {sys.version.split()[0]}, {cpus} CPUs, {sys.platform}{load}"
+    speed = f", host speed {host_speed_ms():.0f} ms per 1M-step Python loop"
+    return f"Python {sys.version.split()[0]}, {cpus} CPUs, {sys.platform}{load}{speed}"

@@ -216,8 +216,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             [label, rate, tokens_per_s, p50, p99, cold["load"], cold["total"], size_mb, para, unrel]
         )
 
-    load_1m = os.getloadavg()[0]
-    print(f"## Embeddings benchmark ({environment()}, load average {load_1m:.1f})\n")
+    print(f"## Embeddings benchmark ({environment()})\n")
     print(
         f"{len(texts):,} texts (mean {mean_tokens:.0f} tokens, truncated at "
         f"{local.max_length}), batch_size {args.batch_size}; {len(queries)} single queries; "

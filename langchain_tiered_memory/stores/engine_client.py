@@ -77,7 +77,9 @@ Calls = Generator[Call, Any, Any]
 
 FORMAT_KEY = "tiered_memory_format"
 """Collection metadata key holding the payload format (as on the embedded engine)."""
-FORMAT = 2
+FORMAT = 3
+READS = frozenset({2, 3})
+"""Formats this version reads; an older readable one is upgraded on open (see :mod:`.payload`)."""
 
 
 def _condition(cond: f.Condition) -> Any:
@@ -186,11 +188,16 @@ def _setup_calls(c: Collection) -> Calls:
             )
     info = yield Call("get_collection", {"collection_name": c.name})
     found = (info.config.metadata or {}).get(FORMAT_KEY)
-    if found != FORMAT:
+    if found not in READS:
         raise ConfigurationError(
             f"collection {c.name!r} holds payload format {found!r}, but this version reads "
-            f"format {FORMAT} (its value filters need markers the old format lacks): use a new "
-            "collection name and copy the items over"
+            f"formats {sorted(READS)} (its value filters need markers the old format lacks): use "
+            "a new collection name and copy the items over"
+        )
+    if found != FORMAT:
+        yield Call(
+            "update_collection",
+            {"collection_name": c.name, "metadata": {FORMAT_KEY: FORMAT}},
         )
     size = _vector_size(info)
     if c.dims is not None and size != c.dims:

@@ -69,6 +69,7 @@ from langchain_tiered_memory.stores.edge_optimizer import (
     OptimizationStatus,
     Progress,
 )
+from langchain_tiered_memory.stores.edge_warm import read_files
 from langchain_tiered_memory.stores.requests import (
     DENSE,
     INTEGER_INDEXES,
@@ -95,8 +96,11 @@ __all__ = ["EdgeEngine"]
 
 _NAMES = VectorNames(dense=DENSE, sparse=SPARSE)
 logger = logging.getLogger(__name__)
-_FORMAT = 2
-"""Payload layout version: 2 added the ``k:`` and ``e:`` equality markers."""
+_FORMAT = 3
+"""Payload layout version: 2 added the ``k:`` and ``e:`` equality markers, 3 left
+out what reads and filters never use (format-2 stores are upgraded in place)."""
+_READS = frozenset({2, 3})
+"""Formats whose points this version reads (see :mod:`.payload`)."""
 
 
 def _condition(cond: f.Condition) -> Any:
@@ -189,6 +193,16 @@ def _ensure_indexes(shard: qe.EdgeShard) -> None:
                 shard.update(qe.UpdateOperation.create_field_index(name, kind))
 
 
+def _upgrade_meta(meta_path: Path) -> None:
+    """Record the current format in a store of an older readable one (points stay)."""
+    meta = json.loads(meta_path.read_text("utf-8"))
+    if meta.get("format") != _FORMAT:
+        meta["format"] = _FORMAT
+        tmp = meta_path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(meta), "utf-8")
+        tmp.replace(meta_path)
+
+
 def _make_empty(path: Path, config: qe.EdgeConfig) -> None:
     """Create an empty shard with the store's payload indexes at ``path``, and close it."""
     shard = qe.EdgeShard.create(str(path), config)
@@ -257,12 +271,12 @@ class EdgeEngine:
         if not meta_path.exists():
             return
         meta = json.loads(meta_path.read_text("utf-8"))
-        if meta.get("format") != _FORMAT:
+        if meta.get("format") not in _READS:
             raise ConfigurationError(
                 f"the store at {meta_path.parent} was written in payload format "
-                f"{meta.get('format')!r}, but this version reads format {_FORMAT} (its value "
-                "filters need markers the old format lacks): re-create the store at a new "
-                "path and copy the items over (store.search(..., limit=...) then put)"
+                f"{meta.get('format')!r}, but this version reads formats {sorted(_READS)} "
+                "(its value filters need markers the old format lacks): re-create the store at a "
+                "new path and copy the items over (store.search(..., limit=...) then put)"
             )
         stored = meta.get("dims")
         if c.dims is not None and stored != c.dims:
@@ -298,6 +312,8 @@ class EdgeEngine:
         _ensure_indexes(shard)  # also completes a store whose creation was interrupted
         if not meta_path.exists():
             meta_path.write_text(json.dumps({"format": _FORMAT, "dims": c.dims}), "utf-8")
+        else:
+            _upgrade_meta(meta_path)
         return shard, live
 
     def _open(self, c: Collection) -> None:
@@ -410,6 +426,10 @@ class EdgeEngine:
             )
             self._builds.append(build)
             return build.start()
+
+    def warm(self) -> int:
+        """Read the live shard's files into the page cache; returns the bytes read."""
+        return read_files(self._live().dir)
 
     def _count_written(self, points: int) -> None:
         """Start a background optimisation once ``auto_optimize`` points were written."""

@@ -451,6 +451,35 @@ class QdrantMemoryStore(BaseStore):
         """Async twin of :meth:`purge_deleted`."""
         return await self.start_optimize(purge=True).aresult(timeout)
 
+    def warm(self) -> int:
+        """Read the store's files into the operating system's page cache (embedded engine).
+
+        The first search that touches a memory whose pages are not cached reads
+        them from disk: on a host whose page cache was dropped, about 1 ms per
+        hit's payload (a top-10 search 12 ms instead of 1.7 ms). Call this after
+        opening a large store in a long-running process, off the request path
+        (about 3 s per GB here). On a server it does nothing and returns 0.
+
+        Returns:
+            The number of bytes read.
+
+        Example:
+            >>> import tempfile
+            >>> with QdrantMemoryStore.embedded(tempfile.mkdtemp()) as store:
+            ...     store.put(("notes",), "n1", {"text": "hello"})
+            ...     store.warm() > 0
+            True
+        """
+        if not isinstance(self.engine, EdgeEngine):
+            return 0
+        if not self._ready:
+            self.setup()
+        return self.engine.warm()
+
+    async def awarm(self) -> int:
+        """Async twin of :meth:`warm` (the files are read in a worker thread)."""
+        return await asyncio.to_thread(self.warm)
+
     def sweep_ttl(self) -> None:
         """Delete every expired item now."""
         self._run(self._planner.sweep_plan(), "asweep_ttl")

@@ -90,6 +90,21 @@ def test_collection_without_the_payload_format_is_refused() -> None:
         QdrantMemoryStore.from_client(client)
 
 
+def test_collection_of_payload_format_2_is_read_and_upgraded() -> None:
+    client = QdrantClient(":memory:")
+    with QdrantMemoryStore.from_client(client, index=index()) as store:
+        store.put(("u", "al"), "a", {"text": "al likes shellfish", "n": 2})
+    client.update_collection("memories", metadata={"tiered_memory_format": 2})
+    (point,) = client.scroll("memories", with_payload=True)[0]
+    assert point.payload is not None and "namespace" not in point.payload
+    client.set_payload("memories", {"namespace": ["u", "al"]}, points=[point.id])  # as format 2
+    with QdrantMemoryStore.from_client(client, index=index()) as store:
+        found = store.search(("u",), query="shellfish", filter={"n": {"$gt": 1}})
+        assert [i.key for i in found] == ["a"]
+    info = client.get_collection("memories")
+    assert (info.config.metadata or {})["tiered_memory_format"] == 3
+
+
 def test_range_filter_asks_for_a_float_index_once() -> None:
     client = QdrantClient(":memory:")
     store = QdrantMemoryStore.from_client(client)

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 import qdrant_edge as qe
@@ -16,6 +18,7 @@ from langgraph.store.base import IndexConfig, PutOp
 from langchain_tiered_memory.errors import ConfigurationError, StoreLockedError
 from langchain_tiered_memory.fakes import FakeClock, HashingEmbeddings
 from langchain_tiered_memory.stores import QdrantMemoryStore
+from langchain_tiered_memory.stores.payload import point_id
 
 CORPUS = {
     "m1": "Alice is allergic to shellfish and peanuts",
@@ -238,6 +241,46 @@ def test_store_of_an_older_payload_format_is_refused(tmp_path: Path) -> None:
         assert s.search(("a",), filter={"v": 1})[0].key == "k"
 
 
+def _format2_payload(payload: dict[str, Any], namespace: tuple[str, ...]) -> dict[str, Any]:
+    """The same item as a store of payload format 2 held it (namespace list, whole value)."""
+    return {**payload, "namespace": list(namespace), "value": json.loads(payload["value_json"])}
+
+
+def test_payload_keeps_only_what_reads_and_filters_use(store: QdrantMemoryStore) -> None:
+    store.put(("mem", "bob"), "p", {"name": "Bob", "age": 41, "tags": ["x", 3], "ok": True})
+    shard = store.engine.shard  # type: ignore[union-attr]
+    (record,) = shard.retrieve([point_id(("mem", "bob"), "p")], True, False)
+    payload = record.payload
+    assert "namespace" not in payload  # read from ns_path
+    assert payload["value"] == {"age": 41, "tags": [3]}  # numbers only: ranges compare numbers
+    item = store.get(("mem", "bob"), "p")
+    assert item is not None and item.namespace == ("mem", "bob")
+    assert item.value == {"name": "Bob", "age": 41, "tags": ["x", 3], "ok": True}
+    assert [i.key for i in store.search(("mem",), filter={"age": {"$gte": 40}})] == ["p"]
+    assert [i.key for i in store.search(("mem",), filter={"name": "Bob"})] == ["p"]
+
+
+def test_store_of_payload_format_2_is_read_and_upgraded(tmp_path: Path) -> None:
+    path = tmp_path / "db"
+    with QdrantMemoryStore.embedded(path, index=index()) as s:
+        s.put(("mem", "alice"), "k", {"text": "Alice moved to Lisbon", "year": 2021})
+        shard = s.engine.shard  # type: ignore[union-attr]
+        pid = point_id(("mem", "alice"), "k")
+        (record,) = shard.retrieve([pid], True, True)
+        old = _format2_payload(record.payload, ("mem", "alice"))
+        shard.update(qe.UpdateOperation.upsert_points([qe.Point(pid, record.vector, old)]))
+    meta_path = path / "memories" / "tiered_memory_store.json"
+    meta = json.loads(meta_path.read_text())
+    meta_path.write_text(json.dumps({**meta, "format": 2}))
+    with QdrantMemoryStore.embedded(path, index=index()) as s:
+        assert json.loads(meta_path.read_text())["format"] == 3
+        item = s.get(("mem", "alice"), "k")
+        assert item is not None and item.value == {"text": "Alice moved to Lisbon", "year": 2021}
+        found = s.search(("mem",), query="Lisbon", filter={"year": {"$lt": 2022}})
+        assert [i.key for i in found] == ["k"]
+        assert s.list_namespaces() == [("mem", "alice")]
+
+
 def _float_indexes(store: QdrantMemoryStore) -> set[str]:
     shard = store.engine.shard  # type: ignore[union-attr]
     schema = shard.info().payload_schema
@@ -282,3 +325,22 @@ def test_range_filters_index_their_field_once_with_the_same_results(tmp_path: Pa
         found = s.search(("r",), filter={"n": {"$gt": 14, "$lte": 15}}, limit=100)
         assert sorted(i.key for i in found) == ["k14", "k15", "late"]
         assert len(s.search(("r",), filter={"m": {"t": {"$lte": 3}}})) == 4
+
+
+def test_warm_reads_the_segment_files_but_not_the_wal(store: QdrantMemoryStore) -> None:
+    live = store.engine.dir  # type: ignore[union-attr]
+    assert live is not None
+    segments = sum(p.stat().st_size for p in (live / "segments").rglob("*") if p.is_file())
+    wal = sum(p.stat().st_size for p in (live / "wal").rglob("*") if p.is_file())
+    read = store.warm()
+    assert segments <= read < segments + wal or wal == 0
+    assert asyncio.run(store.awarm()) == read
+    assert [i.key for i in store.search(("mem",), query="shellfish", limit=1)] == ["m1"]
+
+
+def test_warm_is_a_no_op_on_the_client_engine() -> None:
+    from qdrant_client import QdrantClient
+
+    with QdrantMemoryStore.from_client(QdrantClient(":memory:")) as s:
+        s.put(("a",), "k", {"v": 1})
+        assert s.warm() == 0
