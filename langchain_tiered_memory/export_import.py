@@ -16,6 +16,8 @@ order behave as they did at the source:
 
 Example:
     >>> from langgraph.store.memory import InMemoryStore
+
+from langchain_tiered_memory.stores.serialized import SerializedStore, unwrap
     >>> store = InMemoryStore()
     >>> store.put(("tiered_memory", "alice", "notes"), "n1", {"text": "hello"})
     >>> record = export_record(store.get(("tiered_memory", "alice", "notes"), "n1"))
@@ -32,6 +34,7 @@ import json
 import logging
 import os
 from collections.abc import Sequence
+from contextlib import nullcontext
 from datetime import datetime
 from typing import Any, Literal
 
@@ -40,6 +43,7 @@ from langgraph.store.memory import InMemoryStore
 
 from langchain_tiered_memory.errors import InvalidInputError
 from langchain_tiered_memory.stores.restore import RestoreOp
+from langchain_tiered_memory.stores.serialized import SerializedStore, unwrap
 from langchain_tiered_memory.tiers.scope import ROOT_LABEL
 from langchain_tiered_memory.types import ensure_aware
 
@@ -146,22 +150,28 @@ def _put_ops(ops: Sequence[RestoreOp]) -> list[PutOp]:
     return [PutOp(op.namespace, op.key, op.value, index=op.index) for op in ops]
 
 
+def _restamp(store: InMemoryStore, ops: Sequence[RestoreOp]) -> None:
+    data = store._data
+    for op in ops:
+        item = data.get(op.namespace, {}).get(op.key)
+        if item is not None:
+            data[op.namespace][op.key] = Item(
+                value=item.value,
+                key=op.key,
+                namespace=op.namespace,
+                created_at=ensure_aware(op.created_at),
+                updated_at=ensure_aware(op.updated_at),
+            )
+
+
 def _after_puts(store: BaseStore, ops: Sequence[RestoreOp]) -> None:
     """Give put records their own times where the store allows it, else warn."""
-    if isinstance(store, InMemoryStore):
+    inner = unwrap(store)
+    if isinstance(inner, InMemoryStore):
         # Best effort on LangGraph's InMemoryStore, which has no way to write
         # explicit times: replace its freshly stamped items (vectors untouched).
-        data = store._data
-        for op in ops:
-            item = data.get(op.namespace, {}).get(op.key)
-            if item is not None:
-                data[op.namespace][op.key] = Item(
-                    value=item.value,
-                    key=op.key,
-                    namespace=op.namespace,
-                    created_at=ensure_aware(op.created_at),
-                    updated_at=ensure_aware(op.updated_at),
-                )
+        with store.lock if isinstance(store, SerializedStore) else nullcontext():
+            _restamp(inner, ops)
         return
     if ops:
         logger.warning(

@@ -40,6 +40,7 @@ from langchain_tiered_memory.export_import import (
     read_records,
     write_records,
 )
+from langchain_tiered_memory.stores.serialized import thread_safe
 from langchain_tiered_memory.tiers.conversation_turns_models import LEXICAL_FIELD, TurnsConfig
 from langchain_tiered_memory.tiers.episodic import EpisodicConfig
 from langchain_tiered_memory.tiers.episodic_access import (
@@ -109,7 +110,7 @@ class TieredMemory:
                 f"store must be a langgraph BaseStore, got {type(store).__name__}: use "
                 "TieredMemory.open(path) for the default embedded store"
             )
-        self.store = store
+        self.store = thread_safe(store)  # InMemoryStore gets one lock (stores/serialized.py)
         self.embeddings = embeddings
         self.llm = llm
         self.token_counter = token_counter or TokenCounter()

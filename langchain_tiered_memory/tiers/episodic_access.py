@@ -52,6 +52,7 @@ from typing import Any
 
 from langgraph.store.base import BaseStore, PutOp
 
+from langchain_tiered_memory.stores.serialized import thread_safe
 from langchain_tiered_memory.tiers.episodic_models import Episode
 from langchain_tiered_memory.tiers.event_log import (
     CompactEvent,
@@ -253,11 +254,13 @@ def flush_access_buffers(store: BaseStore) -> int:
 
     Call it before closing a store (``TieredMemory.close`` does), so nothing buffered is lost.
     """
+    store = thread_safe(store)  # the tiers hold an unsafe store through its wrapper
     return run_plan(store, _flush_all_plan([b for _, b in _buffers_of(store)]))
 
 
 async def aflush_access_buffers(store: BaseStore) -> int:
     """Async twin of :func:`flush_access_buffers`."""
+    store = thread_safe(store)
     return await arun_plan(store, _flush_all_plan([b for _, b in _buffers_of(store)]))
 
 
@@ -305,10 +308,10 @@ class EpisodeAccess:
         flush_seconds: float | None = 1.0,
         compact_after: int | None = 32,
     ) -> None:
-        self.store = store
+        self.store = thread_safe(store)  # written from a timer thread
         self.clock = clock
         self.log = access_log(scope)
-        self.buffer = _buffer_for(store, self.log.events_namespace)
+        self.buffer = _buffer_for(self.store, self.log.events_namespace)
         self.flush_size = flush_size
         self.flush_seconds = flush_seconds
         self.compact_after = compact_after

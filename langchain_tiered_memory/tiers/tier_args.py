@@ -26,6 +26,7 @@ from datetime import datetime
 from langgraph.store.base import BaseStore
 
 from langchain_tiered_memory.errors import ConfigurationError
+from langchain_tiered_memory.stores.serialized import thread_safe
 from langchain_tiered_memory.tiers.scope import MemoryScope
 from langchain_tiered_memory.types import ensure_aware, utcnow
 
@@ -75,4 +76,5 @@ def tier_args(store: object, scope: object, clock: object) -> TierArgs:
             f"clock must be a callable returning a datetime, got {type(clock).__name__}: "
             "pass e.g. FakeClock() in tests, or leave it out for the wall clock"
         )
-    return TierArgs(store, scope, clock or utcnow)  # type: ignore[arg-type]
+    # Tiers write from threads of their own (buffered accesses): one lock per unsafe store.
+    return TierArgs(thread_safe(store), scope, clock or utcnow)  # type: ignore[arg-type]

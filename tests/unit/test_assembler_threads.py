@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from langgraph.store.base import BaseStore, Op, Result
 from langgraph.store.memory import InMemoryStore
 
 from langchain_tiered_memory import QdrantMemoryStore, TieredMemory
@@ -44,9 +46,30 @@ def test_serial_store_is_read_in_the_calling_thread(monkeypatch: pytest.MonkeyPa
     assert seen == {threading.current_thread().name}
 
 
+class _LockedStore(BaseStore):
+    """A thread-safe store other than InMemoryStore (as PostgresStore would be)."""
+
+    def __init__(self) -> None:
+        self.inner = InMemoryStore(index=_index())
+        self.lock = threading.Lock()
+
+    def batch(self, ops: Iterable[Op]) -> list[Result]:
+        with self.lock:
+            return self.inner.batch(ops)
+
+    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
+        return self.batch(ops)
+
+
 def test_other_stores_are_read_from_worker_threads(monkeypatch: pytest.MonkeyPatch) -> None:
-    seen = _threads_used(InMemoryStore(index=_index()), monkeypatch)
+    seen = _threads_used(_LockedStore(), monkeypatch)  # type: ignore[arg-type]
     assert seen and all(n.startswith("tiered-memory-retrieve") for n in seen)
+
+
+def test_in_memory_store_is_read_in_turn(monkeypatch: pytest.MonkeyPatch) -> None:
+    # InMemoryStore is not thread-safe: the memory serialises it (stores/serialized.py).
+    seen = _threads_used(InMemoryStore(index=_index()), monkeypatch)
+    assert seen == {threading.current_thread().name}
 
 
 def test_embedded_engine_reads_do_not_overlap_and_a_client_engines_do(tmp_path: Path) -> None:
