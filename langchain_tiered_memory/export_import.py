@@ -16,8 +16,6 @@ order behave as they did at the source:
 
 Example:
     >>> from langgraph.store.memory import InMemoryStore
-
-from langchain_tiered_memory.stores.serialized import SerializedStore, unwrap
     >>> store = InMemoryStore()
     >>> store.put(("tiered_memory", "alice", "notes"), "n1", {"text": "hello"})
     >>> record = export_record(store.get(("tiered_memory", "alice", "notes"), "n1"))
