@@ -41,6 +41,7 @@ Example:
 
 from __future__ import annotations
 
+import asyncio
 import atexit
 import itertools
 import logging
@@ -154,6 +155,7 @@ class AccessBuffer:
         self.inflight: dict[str, dict[str, Any]] = {}
         self._queued_key: dict[str, str] = {}  # episode id -> key of its queued event
         self.timer: threading.Timer | None = None
+        self._settled = threading.Condition(self.lock)
 
     def add(self, episode_ids: Sequence[str], ts: float) -> int:
         """Queue one access of each episode at ``ts``; returns how many events are queued."""
@@ -195,6 +197,13 @@ class AccessBuffer:
                 self.inflight.pop(key, None)
                 if not written:
                     self.queued.setdefault(key, value)
+            if not self.inflight:
+                self._settled.notify_all()
+
+    def wait_settled(self, timeout: float | None = None) -> bool:
+        """Wait until no write of this buffer is in flight; False if ``timeout`` passed first."""
+        with self.lock:
+            return self._settled.wait_for(lambda: not self.inflight, timeout)
 
     def drop(self, episode_id: str) -> None:
         """Forget the unwritten accesses of a deleted episode."""
@@ -209,6 +218,8 @@ _BUFFERS: weakref.WeakKeyDictionary[BaseStore, dict[Namespace, AccessBuffer]] = 
     weakref.WeakKeyDictionary()
 )
 _BUFFERS_LOCK = threading.Lock()
+_SETTLE_SECONDS = 30.0
+"""How long a flush before closing waits for a background write already in flight."""
 
 
 def _buffer_for(store: BaseStore, namespace: Namespace) -> AccessBuffer:
@@ -255,13 +266,23 @@ def flush_access_buffers(store: BaseStore) -> int:
     Call it before closing a store (``TieredMemory.close`` does), so nothing buffered is lost.
     """
     store = thread_safe(store)  # the tiers hold an unsafe store through its wrapper
-    return run_plan(store, _flush_all_plan([b for _, b in _buffers_of(store)]))
+    buffers = [b for _, b in _buffers_of(store)]
+    written = run_plan(store, _flush_all_plan(buffers))
+    # A timer thread may be writing events it claimed before this flush: wait for
+    # it, then write what a failed attempt put back (so close() loses nothing).
+    for buffer in buffers:
+        buffer.wait_settled(_SETTLE_SECONDS)
+    return written + run_plan(store, _flush_all_plan(buffers))
 
 
 async def aflush_access_buffers(store: BaseStore) -> int:
     """Async twin of :func:`flush_access_buffers`."""
     store = thread_safe(store)
-    return await arun_plan(store, _flush_all_plan([b for _, b in _buffers_of(store)]))
+    buffers = [b for _, b in _buffers_of(store)]
+    written = await arun_plan(store, _flush_all_plan(buffers))
+    for buffer in buffers:
+        await asyncio.to_thread(buffer.wait_settled, _SETTLE_SECONDS)
+    return written + await arun_plan(store, _flush_all_plan(buffers))
 
 
 @atexit.register

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import threading
+import time
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -113,6 +114,27 @@ def test_the_buffer_is_written_when_full_and_by_the_timer(scope: MemoryScope) ->
     assert len(access_items(store, timed)) == 2
     assert sum(counts(EpisodicMemory(Reopened(store), other), mine)) == 2
     assert counts(full, episodes) == [1] * 5
+
+
+def test_closing_flush_waits_for_a_background_write_in_flight(scope: MemoryScope) -> None:
+    store = InMemoryStore(index=hashing_index())
+    memory = EpisodicMemory(store, scope, config=QUIET)
+    episodes = record_five(memory)
+    memory.retrieve_similar("deploy service", top_k=5)  # 5 events buffered
+    buffer = memory.access.buffer
+    claimed = buffer.claim(3)  # a timer thread took 3 events and is writing them ...
+
+    def failing_write() -> None:
+        time.sleep(0.2)
+        buffer.settle(claimed, written=False)  # ... and its write failed: they go back
+
+    writer = threading.Thread(target=failing_write)
+    writer.start()
+    written = flush_access_buffers(store)  # what TieredMemory.close() calls
+    writer.join()
+    assert written == 5
+    assert not buffer.queued and not buffer.inflight
+    assert sum(counts(EpisodicMemory(Reopened(store), scope), episodes)) == 5
 
 
 def test_retrieval_results_carry_counts_when_asked(
