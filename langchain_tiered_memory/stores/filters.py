@@ -169,10 +169,7 @@ def _equals(parts: tuple[str, ...], value: Any, *, exact: bool) -> list[Conditio
 def _operator(parts: tuple[str, ...], op: str, operand: Any) -> list[Condition]:
     if op == "$eq":
         return _equals(parts, operand, exact=True)
-    if op == "$ne":
-        return [Where(must_not=(Where(must=tuple(_equals(parts, operand, exact=True))),))]
-    bound = _number(operand, op)
-    return [Range(_field_key(parts), **{op[1:]: bound}), _not_array(parts)]
+    return [Where(must_not=(Where(must=tuple(_equals(parts, operand, exact=True))),))]
 
 
 def _field(parts: tuple[str, ...], value: Any) -> list[Condition]:
@@ -182,7 +179,19 @@ def _field(parts: tuple[str, ...], value: Any) -> list[Condition]:
             raise InvalidInputError(
                 f"unsupported filter operator {unknown[0]!r}: use one of {', '.join(_OPERATORS)}"
             )
-        return [c for op, operand in value.items() for c in _operator(parts, op, operand)]
+        conditions = [
+            c
+            for op, operand in value.items()
+            if op in ("$eq", "$ne")
+            for c in _operator(parts, op, operand)
+        ]
+        # All bounds on one field in one Range: the engine estimates a window's
+        # cardinality from one condition, not from two half-open ones (a 1% window
+        # as $gte and $lte apart looked like 30% and went through HNSW, recall 0.95).
+        bounds = {op[1:]: _number(v, op) for op, v in value.items() if op not in ("$eq", "$ne")}
+        if bounds:
+            conditions += [Range(_field_key(parts), **bounds), _not_array(parts)]
+        return conditions
     return _equals(parts, value, exact=False)
 
 
