@@ -5,6 +5,12 @@ episodes, strategies). :class:`CachedEmbeddings` wraps any LangChain
 ``Embeddings`` and keeps the most recent query vectors in a small LRU cache;
 document embeddings pass straight through.
 
+:meth:`CachedEmbeddings.prefetch` starts embedding a query on a background
+thread; a later ``embed_query`` of the same text waits for that result instead
+of embedding it again. ``QdrantMemoryStore.prefetch_query`` uses it, and the
+context assembler through that, so that tiers searched at the same time share
+one embedding of the query (each missed the cache and embedded it before).
+
 The cache holds recent query *texts* in process memory. :meth:`CachedEmbeddings.clear`
 empties it; :func:`clear_embedding_cache` does so for any embeddings that
 follow the protocol (a :class:`CachedEmbeddings`, or any object with a
@@ -20,13 +26,20 @@ Example:
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import threading
 from collections import OrderedDict
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 from langchain_core.embeddings import Embeddings
 
 __all__ = ["CachedEmbeddings", "clear_embedding_cache"]
+
+logger = logging.getLogger(__name__)
+
+_PREFETCH = ThreadPoolExecutor(max_workers=2, thread_name_prefix="tiered-memory-embed")
 
 
 class CachedEmbeddings(Embeddings):
@@ -50,6 +63,8 @@ class CachedEmbeddings(Embeddings):
         self.hits = 0
         self.misses = 0
         self._cache: OrderedDict[str, list[float]] = OrderedDict()
+        self._pending: dict[str, Future[list[float]]] = {}
+        self._generation = 0  # bumped by clear(): a prefetch started before it is not kept
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
@@ -65,25 +80,72 @@ class CachedEmbeddings(Embeddings):
         with self._lock:
             dropped = len(self._cache)
             self._cache.clear()
+            self._pending.clear()
+            self._generation += 1
         return dropped
 
-    def _lookup(self, text: str) -> list[float] | None:
+    def prefetch(self, text: str) -> None:
+        """Start embedding ``text`` as a query on a background thread; returns at once.
+
+        A later :meth:`embed_query` (or :meth:`aembed_query`) of ``text`` waits
+        for this result. Nothing happens when ``text`` is cached or already
+        being embedded. A failed prefetch is logged and the later call embeds
+        again, so its error (if it persists) reaches the caller.
+        """
+        with self._lock:
+            if text in self._cache or text in self._pending:
+                return
+            generation = self._generation
+            self.misses += 1  # the one embedding of this text
+            future = _PREFETCH.submit(self._embed_and_keep, text, generation)
+            self._pending[text] = future
+
+    def _embed_and_keep(self, text: str, generation: int) -> list[float]:
+        try:
+            vec = self.inner.embed_query(text)
+        except BaseException:
+            with self._lock:
+                self._pending.pop(text, None)
+            raise
+        with self._lock:  # cache and pending change together: a lookup sees one of them
+            if generation == self._generation:
+                self._store(text, vec)
+            self._pending.pop(text, None)
+        return vec
+
+    def _lookup(self, text: str) -> tuple[list[float] | None, Future[list[float]] | None]:
+        """The cached vector of ``text``, else the prefetch embedding it (if any)."""
         with self._lock:
             vec = self._cache.get(text)
             if vec is not None:
                 self._cache.move_to_end(text)
                 self.hits += 1
+                return vec, None
+            pending = self._pending.get(text)
+            if pending is not None:
+                self.hits += 1
             else:
                 self.misses += 1
-            return vec
+            return None, pending
+
+    def _store(self, text: str, vec: list[float]) -> None:
+        self._cache[text] = vec
+        self._cache.move_to_end(text)
+        while len(self._cache) > self.maxsize:
+            self._cache.popitem(last=False)
 
     def _keep(self, text: str, vec: list[float]) -> list[float]:
         with self._lock:
-            self._cache[text] = vec
-            self._cache.move_to_end(text)
-            while len(self._cache) > self.maxsize:
-                self._cache.popitem(last=False)
+            self._store(text, vec)
         return vec
+
+    @staticmethod
+    def _prefetch_failed(text: str, exc: BaseException) -> None:
+        logger.warning(
+            "prefetching the embedding of a query (%d chars) failed, embedding it again: %r",
+            len(text),
+            exc,
+        )
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
         """Embed documents with the wrapped model (not cached)."""
@@ -94,18 +156,28 @@ class CachedEmbeddings(Embeddings):
         return await self.inner.aembed_documents(texts)
 
     def embed_query(self, text: str) -> list[float]:
-        """Embed a query, from the cache when it was seen recently."""
-        vec = self._lookup(text)
-        return (
-            list(vec) if vec is not None else list(self._keep(text, self.inner.embed_query(text)))
-        )
+        """Embed a query, from the cache when it was seen recently (or is being prefetched)."""
+        vec, pending = self._lookup(text)
+        if pending is not None:
+            try:
+                vec = pending.result()
+            except Exception as exc:
+                self._prefetch_failed(text, exc)
+        if vec is None:
+            vec = self._keep(text, self.inner.embed_query(text))
+        return list(vec)
 
     async def aembed_query(self, text: str) -> list[float]:
         """Async twin of :meth:`embed_query`."""
-        vec = self._lookup(text)
-        if vec is not None:
-            return list(vec)
-        return list(self._keep(text, await self.inner.aembed_query(text)))
+        vec, pending = self._lookup(text)
+        if pending is not None:
+            try:
+                vec = await asyncio.wrap_future(pending)
+            except Exception as exc:
+                self._prefetch_failed(text, exc)
+        if vec is None:
+            vec = self._keep(text, await self.inner.aembed_query(text))
+        return list(vec)
 
 
 def clear_embedding_cache(*embeddings: Any) -> int:

@@ -115,6 +115,23 @@ class QdrantMemoryStore(BaseStore):
         """
         return not isinstance(self.engine, EdgeEngine)
 
+    def prefetch_query(self, query: str) -> bool:
+        """Start embedding ``query`` for a search to come, on a background thread.
+
+        Works when the index's embeddings can prefetch (a
+        :class:`~langchain_tiered_memory.embedding_cache.CachedEmbeddings`, as
+        ``TieredMemory.open`` sets up) and the store's retrieval is not lexical;
+        returns whether it did. A search of ``query`` then waits for that vector
+        instead of embedding the query itself, so searches started together
+        (the context assembler's, on the async path or over a server) share
+        one embedding instead of each making its own.
+        """
+        prefetch = getattr(self._planner.embeddings, "prefetch", None)
+        if self._planner.retrieval == "lexical" or not callable(prefetch):
+            return False
+        prefetch(query)
+        return True
+
     def __init__(
         self,
         engine: EdgeEngine | ClientEngine,
