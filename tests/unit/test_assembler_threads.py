@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from collections.abc import Iterable
 from pathlib import Path
@@ -82,3 +83,40 @@ def test_embedded_engine_reads_do_not_overlap_and_a_client_engines_do(tmp_path: 
         assert QdrantMemoryStore.from_client(client, index=_index()).concurrent_reads is True
     finally:
         client.close()
+
+
+async def _most_tiers_in_flight(store: Any, monkeypatch: pytest.MonkeyPatch) -> int:
+    memory = TieredMemory(store)
+    alice = memory.for_user("alice")
+    in_flight, most = 0, 0
+    for tier, name in (
+        (alice.episodic, "aretrieve_similar"),
+        (alice.semantic, "asemantic_search"),
+        (alice.procedural, "aget_applicable_strategies"),
+    ):
+        original = getattr(tier, name)
+
+        async def spy(*args: Any, _original: Any = original, **kwargs: Any) -> Any:
+            nonlocal in_flight, most
+            in_flight += 1
+            most = max(most, in_flight)
+            try:
+                await asyncio.sleep(0.01)  # another tier asked at the same time starts now
+                return await _original(*args, **kwargs)
+            finally:
+                in_flight -= 1
+
+        monkeypatch.setattr(tier, name, spy)
+    await alice.semantic.astore_fact("alice", "Allergic to shellfish", confidence=0.9)
+    ctx = await alice.abuild_memory_context("dinner with shellfish", token_budget=300)
+    assert "shellfish" in ctx.text and not ctx.errors
+    return most
+
+
+async def test_async_context_asks_a_serial_store_in_turn(monkeypatch: pytest.MonkeyPatch) -> None:
+    # As on the sync path: gathering embedded-engine reads only queued them (p50 49 -> 42 ms).
+    assert await _most_tiers_in_flight(_SerialStore(index=_index()), monkeypatch) == 1
+
+
+async def test_async_context_gathers_reads_that_overlap(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert await _most_tiers_in_flight(_LockedStore(), monkeypatch) == 3

@@ -158,11 +158,14 @@ def _index(inner: GatedEmbeddings) -> Any:
     return {"dims": DIMS, "embed": CachedEmbeddings(inner), "fields": ["text"]}
 
 
-async def test_an_async_context_embeds_its_query_once(tmp_path: Path) -> None:
+async def test_an_async_context_embeds_its_query_once() -> None:
     # asyncio.gather starts every tier's search at once: each missed the cache
     # and embedded the query (4 embeddings per context before the prefetch).
+    from qdrant_client import QdrantClient
+
     inner = GatedEmbeddings(delay=0.02)
-    store = QdrantMemoryStore.embedded(tmp_path / "s", index=_index(inner))
+    client = QdrantClient(":memory:")  # a client engine: reads overlap, tiers are gathered
+    store = QdrantMemoryStore.from_client(client, index=_index(inner))
     memory = _memory_with_tool_and_fact(store, inner)
     try:
         alice = memory.for_user("alice")
@@ -173,7 +176,7 @@ async def test_an_async_context_embeds_its_query_once(tmp_path: Path) -> None:
             assert inner.query_calls - before == 1
     finally:
         memory.close()
-        store.close()
+        client.close()
 
 
 def test_tiers_read_from_threads_share_one_query_embedding() -> None:
