@@ -30,6 +30,8 @@ Usage:
     python -m benchmarks.store_scale --million       # adds 1M
     python -m benchmarks.store_scale --quick         # 2k smoke run
     python -m benchmarks.store_scale --sizes 50000 --engines embedded,inmemory
+    python -m benchmarks.store_scale --sizes 100000 --engines embedded \
+        --indexing-threshold-kb 100000000   # no HNSW graph: payload-index scans only
 """
 
 from __future__ import annotations
@@ -94,6 +96,7 @@ class Config:
     skip_client_above: int | None = None
     skip_inmemory_above: int | None = None
     workdir: str | None = None
+    indexing_threshold_kb: int | None = None
 
 
 @dataclasses.dataclass
@@ -163,7 +166,13 @@ def namespace(j: int) -> tuple[str, str]:
     return ("bench", f"ns{j:03d}")
 
 
-def _open(engine: str, path: Path, embeddings: Embeddings, dims: int) -> tuple[BaseStore, Any]:
+def _open(
+    engine: str,
+    path: Path,
+    embeddings: Embeddings,
+    dims: int,
+    indexing_threshold_kb: int | None = None,
+) -> tuple[BaseStore, Any]:
     """Open (or reopen) a store; returns it and the client to close after it, if any."""
     index: Any = {"dims": dims, "embed": embeddings, "fields": ["text"]}
     if engine == "inmemory":
@@ -173,7 +182,15 @@ def _open(engine: str, path: Path, embeddings: Embeddings, dims: int) -> tuple[B
     from langchain_tiered_memory.stores import QdrantMemoryStore
 
     if engine == "embedded":
-        return QdrantMemoryStore.embedded(path, index=index, retrieval="dense"), None
+        from langchain_tiered_memory.stores import EdgeOptimizers
+
+        optimizers = None
+        if indexing_threshold_kb is not None:
+            optimizers = EdgeOptimizers(indexing_threshold_kb=indexing_threshold_kb)
+        store = QdrantMemoryStore.embedded(
+            path, index=index, retrieval="dense", optimizers=optimizers
+        )
+        return store, None
     from qdrant_client import QdrantClient
 
     client = QdrantClient(path=str(path))
@@ -234,7 +251,7 @@ def run_engine(engine: str, n: int, config: Config, workdir: str) -> dict[str, A
     shutil.rmtree(path, ignore_errors=True)
     base_rss = rss_mb()
 
-    store, client = _open(engine, path, embeddings, config.dims)
+    store, client = _open(engine, path, embeddings, config.dims, config.indexing_threshold_kb)
     with stopwatch() as upsert:
         for start in range(0, n, config.batch):
             stop = min(start + config.batch, n)
@@ -290,7 +307,9 @@ def run_engine(engine: str, n: int, config: Config, workdir: str) -> dict[str, A
     if engine != "inmemory":
         _close(store, client)
         with stopwatch() as reopen:
-            store, client = _open(engine, path, embeddings, config.dims)
+            store, client = _open(
+                engine, path, embeddings, config.dims, config.indexing_threshold_kb
+            )
             again = search(0, "ns")
         reopen_s = reopen.seconds
         assert [i.key for i in again] == [i.key for i in res_ns[0]], "reopen lost data"
@@ -307,6 +326,7 @@ def run_engine(engine: str, n: int, config: Config, workdir: str) -> dict[str, A
         **{f"recall_{kind}": _recall(data, results[kind], kind) for kind in FILTERS[:-1]},
         "memory_mb": loaded_rss - base_rss,
         "reopen_s": reopen_s,
+        "indexing_threshold_kb": config.indexing_threshold_kb if engine == "embedded" else None,
     }
 
 
@@ -343,6 +363,8 @@ def table_rows(rows: list[dict[str, Any]]) -> list[list[Any]]:
     out: list[list[Any]] = []
     for r in rows:
         label = ENGINE_LABELS[r["engine"]]
+        if r.get("indexing_threshold_kb") is not None:
+            label += f", indexing threshold {r['indexing_threshold_kb']:,} KB"
         if "skipped" in r:
             out.append([label, r["points"], r["skipped"], *["-"] * (len(HEADERS) - 3)])
             continue
@@ -426,6 +448,13 @@ def parse_args(argv: list[str] | None = None) -> tuple[Config, str | None]:
     parser.add_argument("--no-optimize", action="store_true", help="skip store.optimize()")
     parser.add_argument("--skip-client-above", type=int, help="no client row above N points")
     parser.add_argument("--skip-inmemory-above", type=int, help="no InMemoryStore row above N")
+    parser.add_argument(
+        "--indexing-threshold-kb",
+        type=int,
+        help="embedded engine: segments above this many KB of vectors get an HNSW graph "
+        "(Edge's default 10,000); above the collection's size, optimize() merges segments "
+        "and filtered searches scan the points their payload indexes select",
+    )
     parser.add_argument("--in-process", action="store_true", help="no process per engine")
     parser.add_argument("--workdir", help="directory for store files (default: a temp dir)")
     parser.add_argument("--json", help="also write the rows as JSON to this path")
@@ -453,6 +482,7 @@ def parse_args(argv: list[str] | None = None) -> tuple[Config, str | None]:
         skip_client_above=args.skip_client_above,
         skip_inmemory_above=args.skip_inmemory_above,
         workdir=args.workdir,
+        indexing_threshold_kb=args.indexing_threshold_kb,
     )
     return config, args.json
 
