@@ -166,10 +166,10 @@ def _equals(parts: tuple[str, ...], value: Any, *, exact: bool) -> list[Conditio
     )
 
 
-def _operator(parts: tuple[str, ...], op: str, operand: Any) -> list[Condition]:
-    if op == "$eq":
-        return _equals(parts, operand, exact=True)
-    return [Where(must_not=(Where(must=tuple(_equals(parts, operand, exact=True))),))]
+def _equality_operator(parts: tuple[str, ...], op: str, operand: Any) -> list[Condition]:
+    """``$eq`` or ``$ne`` (bounds are gathered into one range by :func:`_field`)."""
+    equal = _equals(parts, operand, exact=True)
+    return equal if op == "$eq" else [Where(must_not=(Where(must=tuple(equal)),))]
 
 
 def _field(parts: tuple[str, ...], value: Any) -> list[Condition]:
@@ -183,11 +183,11 @@ def _field(parts: tuple[str, ...], value: Any) -> list[Condition]:
             c
             for op, operand in value.items()
             if op in ("$eq", "$ne")
-            for c in _operator(parts, op, operand)
+            for c in _equality_operator(parts, op, operand)
         ]
-        # All bounds on one field in one Range: the engine estimates a window's
-        # cardinality from one condition, not from two half-open ones (a 1% window
-        # as $gte and $lte apart looked like 30% and went through HNSW, recall 0.95).
+        # All bounds on one field in one Range: the engine estimates a filter's size per
+        # condition, and a 1% window as separate $gte and $lte looked 12-25 times larger
+        # (11.5k-24.7k of 100k points), so it went through HNSW (recall 0.95).
         bounds = {op[1:]: _number(v, op) for op, v in value.items() if op not in ("$eq", "$ne")}
         if bounds:
             conditions += [Range(_field_key(parts), **bounds), _not_array(parts)]
