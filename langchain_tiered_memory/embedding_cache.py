@@ -39,7 +39,9 @@ __all__ = ["CachedEmbeddings", "clear_embedding_cache"]
 
 logger = logging.getLogger(__name__)
 
-_PREFETCH = ThreadPoolExecutor(max_workers=2, thread_name_prefix="tiered-memory-embed")
+# Default size (min(32, CPUs + 4)): a remote embedding API waits on the network, and a
+# small pool would queue one user's context behind another's prefetch.
+_PREFETCH = ThreadPoolExecutor(thread_name_prefix="tiered-memory-embed")
 
 
 class CachedEmbeddings(Embeddings):

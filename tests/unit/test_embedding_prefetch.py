@@ -31,12 +31,18 @@ class GatedEmbeddings(Embeddings):
         self.query_calls = 0
         self.running = False
         self.started = threading.Event()
+        self.active = 0
+        self.most_active = 0
+        self._count_lock = threading.Lock()
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
         return self.inner.embed_documents(texts)
 
     def embed_query(self, text: str) -> list[float]:
-        self.query_calls += 1
+        with self._count_lock:
+            self.query_calls += 1
+            self.active += 1
+            self.most_active = max(self.most_active, self.active)
         self.running = True
         self.started.set()
         try:
@@ -48,6 +54,8 @@ class GatedEmbeddings(Embeddings):
             return self.inner.embed_query(text)
         finally:
             self.running = False
+            with self._count_lock:
+                self.active -= 1
 
 
 def _settle(emb: CachedEmbeddings) -> None:
@@ -75,6 +83,22 @@ def test_embed_query_waits_for_the_prefetch_in_flight() -> None:
     vec = emb.embed_query("q")
     assert time.perf_counter() - started >= 0.04  # it waited rather than embedding again
     assert vec == inner.inner.embed_query("q") and inner.query_calls == 1
+
+
+def test_prefetches_of_different_queries_run_side_by_side() -> None:
+    # A remote embedding API mostly waits on the network: one user's context must not
+    # queue behind another's prefetch (the pool has min(32, CPUs + 4) threads).
+    inner = GatedEmbeddings(gated=True)
+    emb = CachedEmbeddings(inner)
+    texts = [f"question {i}" for i in range(5)]
+    for text in texts:
+        emb.prefetch(text)
+    deadline = time.monotonic() + 5
+    while inner.most_active < len(texts) and time.monotonic() < deadline:
+        time.sleep(0.005)
+    inner.gate.set()
+    assert [emb.embed_query(t) for t in texts] == inner.inner.embed_documents(texts)
+    assert inner.most_active == len(texts) and inner.query_calls == len(texts)
 
 
 async def test_aembed_query_waits_for_the_prefetch_in_flight() -> None:
