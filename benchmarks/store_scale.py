@@ -452,8 +452,8 @@ def parse_args(argv: list[str] | None = None) -> tuple[Config, str | None]:
         "--indexing-threshold-kb",
         type=int,
         help="embedded engine: segments above this many KB of vectors get an HNSW graph "
-        "(Edge's default 10,000); above the collection's size, optimize() merges segments "
-        "and filtered searches scan the points their payload indexes select",
+        "(Edge's default 10,000); above the collection's size no segment gets one and "
+        "filtered searches scan the points their payload indexes select",
     )
     parser.add_argument("--in-process", action="store_true", help="no process per engine")
     parser.add_argument("--workdir", help="directory for store files (default: a temp dir)")
