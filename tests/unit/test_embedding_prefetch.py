@@ -161,7 +161,7 @@ def test_the_store_prefetches_only_what_its_searches_would_embed(tmp_path: Path)
         assert store.prefetch_query("q") is False
 
 
-def _memory_with_tool_and_fact(store: Any, inner: GatedEmbeddings) -> TieredMemory:
+def _memory_with_tool_and_fact(store: Any) -> TieredMemory:
     memory = TieredMemory(store, embeddings=store.index_config["embed"])
     alice = memory.for_user("alice")
     alice.semantic.store_fact("alice", "Allergic to shellfish", confidence=0.95)
@@ -190,7 +190,7 @@ async def test_an_async_context_embeds_its_query_once() -> None:
     inner = GatedEmbeddings(delay=0.02)
     client = QdrantClient(":memory:")  # a client engine: reads overlap, tiers are gathered
     store = QdrantMemoryStore.from_client(client, index=_index(inner))
-    memory = _memory_with_tool_and_fact(store, inner)
+    memory = _memory_with_tool_and_fact(store)
     try:
         alice = memory.for_user("alice")
         for i in range(3):
@@ -210,7 +210,7 @@ def test_tiers_read_from_threads_share_one_query_embedding() -> None:
     client = QdrantClient(":memory:")  # a client engine: reads overlap, tiers use threads
     store = QdrantMemoryStore.from_client(client, index=_index(inner))
     assert store.concurrent_reads
-    memory = _memory_with_tool_and_fact(store, inner)
+    memory = _memory_with_tool_and_fact(store)
     try:
         alice = memory.for_user("alice")
         for i in range(3):
