@@ -42,6 +42,7 @@ from langchain_tiered_memory.stores.requests import (
     DENSE,
     INTEGER_INDEXES,
     KEYWORD_INDEXES,
+    LINKED_INDEXES,
     SPARSE,
     Collection,
     Count,
@@ -164,25 +165,13 @@ def _setup_calls(c: Collection) -> Calls:
                 "metadata": {FORMAT_KEY: FORMAT},
             },
         )
-        for name in KEYWORD_INDEXES:
-            schema = models.PayloadSchemaType.KEYWORD
+        for name in (*KEYWORD_INDEXES, *INTEGER_INDEXES):
             yield Call(
                 "create_payload_index",
                 {
                     "collection_name": c.name,
                     "field_name": name,
-                    "field_schema": schema,
-                    "wait": True,
-                },
-            )
-        for name in INTEGER_INDEXES:
-            schema = models.PayloadSchemaType.INTEGER
-            yield Call(
-                "create_payload_index",
-                {
-                    "collection_name": c.name,
-                    "field_name": name,
-                    "field_schema": schema,
+                    "field_schema": _index_schema(name),
                     "wait": True,
                 },
             )
@@ -209,6 +198,18 @@ def _setup_calls(c: Collection) -> Calls:
     return info
 
 
+def _index_schema(name: str) -> models.PayloadSchemaParams:
+    """The index of payload field ``name``: HNSW links only for :data:`LINKED_INDEXES`."""
+    linked = name in LINKED_INDEXES
+    if name in KEYWORD_INDEXES:
+        return models.KeywordIndexParams(type=models.KeywordIndexType.KEYWORD, enable_hnsw=linked)
+    if name in INTEGER_INDEXES:
+        return models.IntegerIndexParams(
+            type=models.IntegerIndexType.INTEGER, lookup=True, range=True, enable_hnsw=linked
+        )
+    return models.FloatIndexParams(type=models.FloatIndexType.FLOAT, enable_hnsw=linked)
+
+
 def _range_index_calls(name: str, wheres: list[f.Where], indexed: set[str]) -> Calls:
     """Create a float index on every ``value.<path>`` a filter ranges over (once)."""
     for key in sorted(set().union(*(f.range_fields(w) for w in wheres)) - indexed):
@@ -217,7 +218,7 @@ def _range_index_calls(name: str, wheres: list[f.Where], indexed: set[str]) -> C
             {
                 "collection_name": name,
                 "field_name": key,
-                "field_schema": models.PayloadSchemaType.FLOAT,
+                "field_schema": _index_schema(key),
                 "wait": True,
             },
         )

@@ -54,6 +54,7 @@ from langchain_tiered_memory.stores.edge_build import (
     EdgeOptimizers,
     VectorNames,
     edge_config,
+    index_schema,
     optimizers_to_json,
 )
 from langchain_tiered_memory.stores.edge_files import (
@@ -190,7 +191,7 @@ def _ensure_indexes(shard: qe.EdgeShard) -> None:
     ):
         for name in names:
             if name not in schema:
-                shard.update(qe.UpdateOperation.create_field_index(name, kind))
+                shard.update(qe.UpdateOperation.create_field_index(name, index_schema(name, kind)))
 
 
 def _upgrade_meta(meta_path: Path) -> None:
@@ -372,7 +373,8 @@ class EdgeEngine:
             return
         with live.write_lock:
             for key in sorted(wanted - self._float_indexed):
-                live.write(qe.UpdateOperation.create_field_index(key, qe.PayloadSchemaType.Float))
+                schema = index_schema(key, qe.PayloadSchemaType.Float)
+                live.write(qe.UpdateOperation.create_field_index(key, schema))
                 self._float_indexed |= {key}
 
     def _dispatch(self, live: LiveShard, request: Any) -> Any:

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import qdrant_edge as qe
 from langgraph.store.base import PutOp
 from qdrant_client import QdrantClient
 
@@ -282,3 +283,44 @@ def test_auto_optimize_starts_a_background_build_after_enough_writes(store_dir: 
         assert len(store.search(("ns",), limit=10_000)) == 1600
     with pytest.raises(ConfigurationError, match="auto_optimize"):
         QdrantMemoryStore.embedded(path, index=index, auto_optimize=0)
+
+
+def _graph_links(store: QdrantMemoryStore) -> dict[str, bool]:
+    """Which payload indexes of the live shard add HNSW links (no params: Qdrant's yes)."""
+    schema = store.engine.shard.info().payload_schema  # type: ignore[union-attr]
+    return {
+        name: index.params is None or index.params.enable_hnsw is not False
+        for name, index in schema.items()
+    }
+
+
+def test_only_namespace_prefixes_are_linked_and_the_build_relinks_old_stores(
+    filled: Path,
+) -> None:
+    with _open(filled) as store:
+        store.search(("ns",), filter={"n": {"$gt": 1}})  # creates a float index on value.n
+        before = _probe(store)
+        links = _graph_links(store)
+        assert links.pop("ns_prefixes") is True and "value.n" in links
+        assert set(links.values()) == {False}
+        # A store made before LINKED_INDEXES: every index linked (Qdrant's default).
+        live = store.engine.live  # type: ignore[union-attr]
+        for name, index in store.engine.shard.info().payload_schema.items():  # type: ignore[union-attr]
+            live.write(qe.UpdateOperation.delete_field_index(name))
+            live.write(qe.UpdateOperation.create_field_index(name, index.data_type))
+        assert set(_graph_links(store).values()) == {True}
+
+        report = store.optimize(background=True).result(timeout=240)
+        assert report.outcome == "swapped"
+        links = _graph_links(store)
+        assert links.pop("ns_prefixes") is True and set(links.values()) == {False}
+        assert _probe(store) == before
+        assert len(store.search(("ns", "u3"), limit=1000)) == 200
+
+
+def test_the_two_engines_link_the_same_indexes() -> None:
+    from langchain_tiered_memory.stores import edge_build, engine_client, requests
+
+    assert edge_build.LINKED_INDEXES == requests.LINKED_INDEXES
+    for name in (*requests.KEYWORD_INDEXES, *requests.INTEGER_INDEXES, "value.t"):
+        assert engine_client._index_schema(name).enable_hnsw is (name in requests.LINKED_INDEXES)

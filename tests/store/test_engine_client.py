@@ -120,4 +120,5 @@ def test_range_filter_asks_for_a_float_index_once() -> None:
         store.put(("r",), f"k{i}", {"n": i, "tag": "a"})
     assert len(store.search(("r",), filter={"n": {"$gte": 3}})) == 2
     assert len(store.search(("r",), filter={"n": {"$lt": 1}, "tag": "a"})) == 1
-    assert calls == [("value.n", models.PayloadSchemaType.FLOAT)]
+    float_unlinked = models.FloatIndexParams(type=models.FloatIndexType.FLOAT, enable_hnsw=False)
+    assert calls == [("value.n", float_unlinked)]
