@@ -55,6 +55,7 @@ __all__ = [
     "edge_config",
     "index_schema",
     "relink_indexes",
+    "relink_operations",
 ]
 
 _BATCH = 256
@@ -153,21 +154,28 @@ def _linked(index: qe.PayloadIndexInfo) -> bool:
     return params is None or getattr(params, "enable_hnsw", None) is not False
 
 
-def relink_indexes(shard: qe.EdgeShard) -> list[str]:
-    """Recreate the payload indexes whose HNSW links differ from :func:`index_schema`.
+def relink_operations(shard: qe.EdgeShard) -> list[qe.UpdateOperation]:
+    """The updates that give every payload index of ``shard`` the links :func:`index_schema` asks.
 
-    Stores made before :data:`LINKED_INDEXES` linked every index. An index is
-    rebuilt from the stored payloads (seconds at 100k points), so this runs in
-    the build, off the store's process. Returns the names of the indexes rebuilt.
+    Stores made before :data:`LINKED_INDEXES` linked every index: each such index
+    is dropped and recreated (rebuilt from the stored payloads, seconds at 100k
+    points). Empty when the shard is already current.
     """
-    changed = []
+    ops = []
     for name, index in shard.info().payload_schema.items():
         if _linked(index) != (name in LINKED_INDEXES):
-            shard.update(qe.UpdateOperation.delete_field_index(name))
             schema = index_schema(name, index.data_type)
-            shard.update(qe.UpdateOperation.create_field_index(name, schema))
-            changed.append(name)
-    return changed
+            ops.append(qe.UpdateOperation.delete_field_index(name))
+            ops.append(qe.UpdateOperation.create_field_index(name, schema))
+    return ops
+
+
+def relink_indexes(shard: qe.EdgeShard) -> int:
+    """Apply :func:`relink_operations` to ``shard``; returns the number of indexes rebuilt."""
+    ops = relink_operations(shard)
+    for op in ops:
+        shard.update(op)
+    return len(ops) // 2
 
 
 def optimizers_to_json(optimizers: EdgeOptimizers | None) -> dict[str, Any] | None:

@@ -56,6 +56,7 @@ from langchain_tiered_memory.stores.edge_build import (
     edge_config,
     index_schema,
     optimizers_to_json,
+    relink_operations,
 )
 from langchain_tiered_memory.stores.edge_files import (
     META,
@@ -383,6 +384,10 @@ class EdgeEngine:
             self._index_ranges(live, [request.filter])
         if isinstance(request, QueryBatch):
             self._index_ranges(live, [q.filter for q in request.queries])
+        if isinstance(request, Optimize):  # in-process: relink a store made before
+            with live.write_lock:
+                for relink in relink_operations(live.shard):
+                    live.write(relink)
         op = _write_op(request)
         if op is not None:
             live.write(op)

@@ -294,7 +294,14 @@ def _graph_links(store: QdrantMemoryStore) -> dict[str, bool]:
     }
 
 
-def test_only_namespace_prefixes_are_linked_and_the_build_relinks_old_stores(
+def _link_every_index(store: QdrantMemoryStore) -> None:
+    live = store.engine.live  # type: ignore[union-attr]
+    for name, index in live.shard.info().payload_schema.items():
+        live.write(qe.UpdateOperation.delete_field_index(name))
+        live.write(qe.UpdateOperation.create_field_index(name, index.data_type))
+
+
+def test_only_namespace_prefixes_are_linked_and_optimize_relinks_old_stores(
     filled: Path,
 ) -> None:
     with _open(filled) as store:
@@ -303,18 +310,16 @@ def test_only_namespace_prefixes_are_linked_and_the_build_relinks_old_stores(
         links = _graph_links(store)
         assert links.pop("ns_prefixes") is True and "value.n" in links
         assert set(links.values()) == {False}
-        # A store made before LINKED_INDEXES: every index linked (Qdrant's default).
-        live = store.engine.live  # type: ignore[union-attr]
-        for name, index in store.engine.shard.info().payload_schema.items():  # type: ignore[union-attr]
-            live.write(qe.UpdateOperation.delete_field_index(name))
-            live.write(qe.UpdateOperation.create_field_index(name, index.data_type))
-        assert set(_graph_links(store).values()) == {True}
-
-        report = store.optimize(background=True).result(timeout=240)
-        assert report.outcome == "swapped"
-        links = _graph_links(store)
-        assert links.pop("ns_prefixes") is True and set(links.values()) == {False}
-        assert _probe(store) == before
+        for background in (True, False):
+            _link_every_index(store)  # as stores made before LINKED_INDEXES were
+            assert set(_graph_links(store).values()) == {True}
+            if background:
+                assert store.optimize(background=True).result(timeout=240).outcome == "swapped"
+            else:
+                store.optimize()
+            links = _graph_links(store)
+            assert links.pop("ns_prefixes") is True and set(links.values()) == {False}
+            assert _probe(store) == before
         assert len(store.search(("ns", "u3"), limit=1000)) == 200
 
 
