@@ -166,6 +166,26 @@ def namespace(j: int) -> tuple[str, str]:
     return ("bench", f"ns{j:03d}")
 
 
+def put_points(store: BaseStore, data: Data, batch: int) -> None:
+    """Write every point of ``data`` to ``store`` in ``batch()`` calls of ``batch`` puts."""
+    n = len(data.vectors)
+    for start in range(0, n, batch):
+        store.batch(
+            [
+                PutOp(
+                    namespace(int(data.namespace_of[i])),
+                    f"p{i}",
+                    {
+                        "text": f"p{i}",
+                        "ts": float(data.ts[i]),
+                        "group": f"g{int(data.group_of[i]):02d}",
+                    },
+                )
+                for i in range(start, min(start + batch, n))
+            ]
+        )
+
+
 def _open(
     engine: str,
     path: Path,
@@ -253,22 +273,7 @@ def run_engine(engine: str, n: int, config: Config, workdir: str) -> dict[str, A
 
     store, client = _open(engine, path, embeddings, config.dims, config.indexing_threshold_kb)
     with stopwatch() as upsert:
-        for start in range(0, n, config.batch):
-            stop = min(start + config.batch, n)
-            store.batch(
-                [
-                    PutOp(
-                        namespace(int(data.namespace_of[i])),
-                        f"p{i}",
-                        {
-                            "text": f"p{i}",
-                            "ts": float(data.ts[i]),
-                            "group": f"g{int(data.group_of[i]):02d}",
-                        },
-                    )
-                    for i in range(start, stop)
-                ]
-            )
+        put_points(store, data, config.batch)
     optimize_s = None
     if config.optimize and hasattr(store, "optimize"):
         with stopwatch() as opt:

@@ -52,3 +52,19 @@ def test_store_scale_quick_run(
     assert "| embedded (Qdrant Edge) | 300 |" in printed
     assert "| InMemoryStore | 300 |" in printed
     assert not any(work.iterdir()), "the benchmark left store files behind"
+
+
+def test_hnsw_links_quick_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    if str(ROOT) not in sys.path:
+        monkeypatch.syspath_prepend(str(ROOT))
+    from benchmarks import hnsw_links
+
+    rows = hnsw_links.main(["--points", "400", "--queries", "8", "--workdir", str(tmp_path)])
+    assert [r[0] for r in rows] == ["current", "every index linked"]
+    for row in rows:
+        assert row[1] == "400"
+        assert row[5] == "1.000 / 1.000", row  # 4 points per namespace: exact either way
+    assert "| every index linked | 400 |" in capsys.readouterr().out
+    assert not any(tmp_path.iterdir()), "the benchmark left store files behind"
