@@ -33,6 +33,7 @@ if __package__ in (None, ""):  # run as a file: make ``benchmarks`` importable
 
 from benchmarks._common import environment, format_table, percentile
 from langchain_tiered_memory.stores.edge_build import VectorNames, edge_config, index_schema
+from langchain_tiered_memory.stores.edge_files import META, recover
 from langchain_tiered_memory.stores.requests import DENSE, SPARSE
 
 NAMES = VectorNames(dense=DENSE, sparse=SPARSE)
@@ -46,12 +47,6 @@ HEADERS = [
     "ns + time p50 / p99 ms",
     "recall@10 ns / ns + time",
 ]
-
-
-def _live_shard(store: Path) -> Path:
-    container = store / "memories"
-    current = (container / "tiered_memory.current").read_text("utf-8").strip()
-    return container / current
 
 
 def _schema(layout: str, name: str, kind: qe.PayloadSchemaType) -> Any:
@@ -145,9 +140,9 @@ def run(points: int, queries: int, workdir: Path) -> list[list[Any]]:
     for layout in LAYOUTS:
         target_dir = workdir / layout.replace(" ", "-")
         shutil.rmtree(target_dir, ignore_errors=True)
-        source = qe.EdgeShard.load(str(_live_shard(store)))
+        source = qe.EdgeShard.load(str(recover(store / "memories")))
         try:
-            dims = json.loads((store / "memories" / "tiered_memory_store.json").read_text())["dims"]
+            dims = json.loads((store / "memories" / META).read_text())["dims"]
             target = qe.EdgeShard.create(str(target_dir), edge_config(NAMES, dims))
             data = _copy(source, target, layout, points)
         finally:
