@@ -97,6 +97,18 @@ class Config:
     skip_inmemory_above: int | None = None
     workdir: str | None = None
     indexing_threshold_kb: int | None = None
+    indexing_threads: int | None = None
+
+    def optimizers(self) -> Any:
+        """The embedded engine's :class:`EdgeOptimizers`, or ``None`` for Edge's defaults."""
+        if self.indexing_threshold_kb is None and self.indexing_threads is None:
+            return None
+        from langchain_tiered_memory.stores import EdgeOptimizers
+
+        return EdgeOptimizers(
+            indexing_threshold_kb=self.indexing_threshold_kb,
+            indexing_threads=self.indexing_threads,
+        )
 
 
 @dataclasses.dataclass
@@ -191,7 +203,7 @@ def _open(
     path: Path,
     embeddings: Embeddings,
     dims: int,
-    indexing_threshold_kb: int | None = None,
+    optimizers: Any = None,
 ) -> tuple[BaseStore, Any]:
     """Open (or reopen) a store; returns it and the client to close after it, if any."""
     index: Any = {"dims": dims, "embed": embeddings, "fields": ["text"]}
@@ -202,11 +214,6 @@ def _open(
     from langchain_tiered_memory.stores import QdrantMemoryStore
 
     if engine == "embedded":
-        from langchain_tiered_memory.stores import EdgeOptimizers
-
-        optimizers = None
-        if indexing_threshold_kb is not None:
-            optimizers = EdgeOptimizers(indexing_threshold_kb=indexing_threshold_kb)
         store = QdrantMemoryStore.embedded(
             path, index=index, retrieval="dense", optimizers=optimizers
         )
@@ -271,7 +278,7 @@ def run_engine(engine: str, n: int, config: Config, workdir: str) -> dict[str, A
     shutil.rmtree(path, ignore_errors=True)
     base_rss = rss_mb()
 
-    store, client = _open(engine, path, embeddings, config.dims, config.indexing_threshold_kb)
+    store, client = _open(engine, path, embeddings, config.dims, config.optimizers())
     with stopwatch() as upsert:
         put_points(store, data, config.batch)
     optimize_s = None
@@ -312,9 +319,7 @@ def run_engine(engine: str, n: int, config: Config, workdir: str) -> dict[str, A
     if engine != "inmemory":
         _close(store, client)
         with stopwatch() as reopen:
-            store, client = _open(
-                engine, path, embeddings, config.dims, config.indexing_threshold_kb
-            )
+            store, client = _open(engine, path, embeddings, config.dims, config.optimizers())
             again = search(0, "ns")
         reopen_s = reopen.seconds
         assert [i.key for i in again] == [i.key for i in res_ns[0]], "reopen lost data"
@@ -332,6 +337,7 @@ def run_engine(engine: str, n: int, config: Config, workdir: str) -> dict[str, A
         "memory_mb": loaded_rss - base_rss,
         "reopen_s": reopen_s,
         "indexing_threshold_kb": config.indexing_threshold_kb if engine == "embedded" else None,
+        "indexing_threads": config.indexing_threads if engine == "embedded" else None,
     }
 
 
@@ -370,6 +376,8 @@ def table_rows(rows: list[dict[str, Any]]) -> list[list[Any]]:
         label = ENGINE_LABELS[r["engine"]]
         if r.get("indexing_threshold_kb") is not None:
             label += f", indexing threshold {r['indexing_threshold_kb']:,} KB"
+        if r.get("indexing_threads") is not None:
+            label += f", {r['indexing_threads']} indexing threads"
         if "skipped" in r:
             out.append([label, r["points"], r["skipped"], *["-"] * (len(HEADERS) - 3)])
             continue
@@ -460,6 +468,11 @@ def parse_args(argv: list[str] | None = None) -> tuple[Config, str | None]:
         "(Edge's default 10,000); above the collection's size no segment gets one and "
         "filtered searches scan the points their payload indexes select",
     )
+    parser.add_argument(
+        "--indexing-threads",
+        type=int,
+        help="embedded engine: threads of the HNSW build (Edge's default: CPUs - 1)",
+    )
     parser.add_argument("--in-process", action="store_true", help="no process per engine")
     parser.add_argument("--workdir", help="directory for store files (default: a temp dir)")
     parser.add_argument("--json", help="also write the rows as JSON to this path")
@@ -488,6 +501,7 @@ def parse_args(argv: list[str] | None = None) -> tuple[Config, str | None]:
         skip_inmemory_above=args.skip_inmemory_above,
         workdir=args.workdir,
         indexing_threshold_kb=args.indexing_threshold_kb,
+        indexing_threads=args.indexing_threads,
     )
     return config, args.json
 

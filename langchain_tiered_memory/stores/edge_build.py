@@ -59,6 +59,9 @@ __all__ = [
 ]
 
 _BATCH = 256
+_HNSW_M = 16  # Qdrant's HNSW defaults, restated because HnswIndexConfig takes no partial config
+_HNSW_EF_CONSTRUCT = 100
+_HNSW_FULL_SCAN_KB = 10_000
 
 LINKED_INDEXES = frozenset({"ns_prefixes"})
 """Payload indexes whose values get their own HNSW links (Qdrant's payload-aware graph).
@@ -88,6 +91,11 @@ class EdgeOptimizers:
             vacuums (rewrites) a segment (Edge's default 0.2).
         vacuum_min_vectors: Segments with fewer vectors are never vacuumed
             (Edge's default 1,000).
+        indexing_threads: Threads an HNSW build uses (Edge's default, ``None``,
+            picks one fewer than the CPU count: one on two cores). More threads
+            build faster (a 30k-point build took 48 s with 2 threads and 66 s
+            with 1 on 2 cores) but take cores from the store's reads and writes
+            while the build runs; raise it for bulk loads on an idle machine.
 
     Example:
         >>> EdgeOptimizers(indexing_threshold_kb=1_000).deleted_threshold is None
@@ -97,6 +105,7 @@ class EdgeOptimizers:
     indexing_threshold_kb: int | None = None
     deleted_threshold: float | None = None
     vacuum_min_vectors: int | None = None
+    indexing_threads: int | None = None
 
     def to_edge(self) -> qe.EdgeOptimizersConfig:
         """The ``qdrant_edge`` optimizer config."""
@@ -104,6 +113,17 @@ class EdgeOptimizers:
             deleted_threshold=self.deleted_threshold,
             vacuum_min_vector_number=self.vacuum_min_vectors,
             indexing_threshold=self.indexing_threshold_kb,
+        )
+
+    def to_hnsw(self) -> qe.HnswIndexConfig | None:
+        """The HNSW config that sets :attr:`indexing_threads` (Qdrant's defaults otherwise)."""
+        if self.indexing_threads is None:
+            return None
+        return qe.HnswIndexConfig(
+            m=_HNSW_M,
+            ef_construct=_HNSW_EF_CONSTRUCT,
+            full_scan_threshold=_HNSW_FULL_SCAN_KB,
+            max_indexing_threads=self.indexing_threads,
         )
 
 
@@ -128,7 +148,8 @@ def edge_config(
         )
     sparse = {names.sparse: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)}
     opt = optimizers.to_edge() if optimizers is not None else None
-    return qe.EdgeConfig(vectors=vectors, sparse_vectors=sparse, optimizers=opt)
+    hnsw = optimizers.to_hnsw() if optimizers is not None else None
+    return qe.EdgeConfig(vectors=vectors, sparse_vectors=sparse, optimizers=opt, hnsw_config=hnsw)
 
 
 def index_schema(name: str, kind: qe.PayloadSchemaType) -> qe.PayloadSchemaType | Any:
@@ -192,13 +213,15 @@ def _optimizers(spec: dict[str, Any]) -> EdgeOptimizers | None:
     # A fresh shard: carry over the settings saved in the old one.
     try:
         with open(os.path.join(spec["source"], "edge_config.json"), encoding="utf-8") as fh:
-            saved = json.load(fh).get("optimizers") or {}
+            config = json.load(fh)
     except (OSError, ValueError):
         return None
+    saved = config.get("optimizers") or {}
     return EdgeOptimizers(
         indexing_threshold_kb=saved.get("indexing_threshold"),
         deleted_threshold=saved.get("deleted_threshold"),
         vacuum_min_vectors=saved.get("vacuum_min_vector_number"),
+        indexing_threads=(config.get("hnsw_config") or {}).get("max_indexing_threads") or None,
     )
 
 

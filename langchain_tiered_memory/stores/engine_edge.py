@@ -238,6 +238,12 @@ class EdgeEngine:
             raise ConfigurationError(
                 f"auto_optimize must be a positive number of points or None, got {auto_optimize}"
             )
+        threads = optimizers.indexing_threads if optimizers is not None else None
+        if threads is not None and threads < 1:
+            raise ConfigurationError(
+                f"EdgeOptimizers.indexing_threads must be a positive thread count, got {threads}: "
+                "pass None for Qdrant Edge's default (one fewer than the CPUs)"
+            )
         self.root = Path(path)
         self.optimizers = optimizers
         self.auto_optimize = auto_optimize

@@ -285,6 +285,30 @@ def test_auto_optimize_starts_a_background_build_after_enough_writes(store_dir: 
         QdrantMemoryStore.embedded(path, index=index, auto_optimize=0)
 
 
+def test_indexing_threads_are_saved_and_survive_optimize_and_purge(store_dir: Path) -> None:
+    path = store_dir / "threads"
+    two = EdgeOptimizers(indexing_threshold_kb=10, indexing_threads=2)
+
+    def saved_threads() -> int:
+        config = json.loads((store.engine.dir / "edge_config.json").read_text())  # type: ignore[union-attr]
+        return int(config["hnsw_config"]["max_indexing_threads"])
+
+    with _open(path, optimizers=two) as store:
+        _fill(store, 600)
+        assert saved_threads() == 2
+    with _open(path, optimizers=None) as store:  # reopened without settings: the shard keeps them
+        before = _probe(store)
+        assert store.optimize() is True
+        assert _probe(store) == before
+        assert saved_threads() == 2
+        store.delete(("ns", "u1"), "k1")
+        assert store.purge_deleted(timeout=240).outcome == "swapped"  # a fresh shard
+        assert saved_threads() == 2
+        assert len(store.search(("ns",), limit=1000)) == 599
+    with pytest.raises(ConfigurationError, match="indexing_threads"):
+        _open(store_dir / "zero", optimizers=EdgeOptimizers(indexing_threads=0))
+
+
 def _graph_links(store: QdrantMemoryStore) -> dict[str, bool]:
     """Which payload indexes of the live shard add HNSW links (no params: Qdrant's yes)."""
     schema = store.engine.shard.info().payload_schema  # type: ignore[union-attr]
