@@ -68,12 +68,15 @@ LINKED_INDEXES = frozenset({"ns_prefixes"})
 
 Every search filters by a namespace prefix, so a namespace's points must stay
 connected in the graph when the others are filtered out: ``ns_prefixes`` keeps
-its links. Qdrant links every index by default, and values most points share
-(the root prefix's depth, value markers, time ranges) each repeat most of a
-graph build: 100k points took 762 s to optimize with links on every index and
-224 s with links on ``ns_prefixes`` alone, with the same recall@10 (1.000) and
-latency (p50 0.9 ms) for namespace and namespace + time filters (measured
-2026-12-01, 2 cores). The other indexes still serve filters and counts.
+its links. Qdrant links every index by default: it adds links for each value
+block between the full-scan threshold and about a fifth of the points (larger
+blocks, such as the root prefix, are skipped), and a numeric index (times,
+depths) yields range blocks that together cover every point, so each linked one
+repeats a graph build in pieces: 100k points took 762 s to optimize with links
+on every index and 224 s with links on ``ns_prefixes`` alone, with the same
+recall@10 (1.000) and latency (p50 0.9 ms) for namespace and namespace + time
+filters (measured 2026-12-01, 2 cores). The other indexes still serve filters
+and counts.
 Mirrors :data:`~langchain_tiered_memory.stores.requests.LINKED_INDEXES` (this
 file imports no package module, see above).
 """

@@ -121,7 +121,10 @@ def _point(p: PointData) -> models.PointStruct:
 
 def _query(q: Query) -> models.QueryRequest:
     flt = _filter(q.filter)
-    params = models.SearchParams(exact=True) if q.exact else None
+    params = None
+    if q.exact or q.acorn:  # local mode ignores both (it scans), a server applies them
+        acorn = models.AcornSearchParams(enable=True) if q.acorn and not q.exact else None
+        params = models.SearchParams(exact=q.exact, acorn=acorn)
     payload = list(q.fields) or False  # no fields: ids and scores only
     common: dict[str, Any] = {"limit": q.limit, "filter": flt, "with_payload": payload}
     if q.mode == "recent":

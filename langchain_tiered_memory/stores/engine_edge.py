@@ -144,7 +144,10 @@ def _point(p: PointData) -> qe.Point:
 def _query(q: Query) -> qe.QueryRequest:
     flt = _filter(q.filter)
     payload = list(q.fields) or False  # no fields: ids and scores only
-    params = qe.SearchParams(exact=True) if q.exact else None
+    params = None
+    if q.exact or q.acorn:
+        acorn = qe.AcornSearchParams(enable=True) if q.acorn and not q.exact else None
+        params = qe.SearchParams(exact=q.exact, acorn=acorn)
     if q.mode == "recent":
         order = qe.OrderBy("updated_us", direction=qe.Direction.Desc)
         return qe.QueryRequest(limit=q.limit, query=order, filter=flt, with_payload=payload)

@@ -108,6 +108,11 @@ class Query:
     filter: one indexed check per posting of each query term), or every point of
     the collection when it is None (read from the index: constant time).
     Hybrid search is two queries fused by the store (see :mod:`.search`).
+    ``acorn`` asks a dense search to step through neighbours of neighbours when
+    the filter lets few points through the HNSW graph (Qdrant's ACORN-1; the
+    engine applies it below 40% selectivity, on the graph path only): set for
+    filters on values, whose points have no links of their own (see
+    :data:`LINKED_INDEXES`).
     """
 
     mode: Literal["recent", "dense", "lexical"]
@@ -118,6 +123,7 @@ class Query:
     sparse: SparseVec | None = None
     exact: bool = False
     idf_corpus: Where | None = None
+    acorn: bool = False
 
 
 @dataclass(frozen=True)

@@ -161,10 +161,11 @@ def _queries(
     window = op.offset + op.limit
     sparse = bm25_query(op.query) if mode in ("lexical", "hybrid") and op.query else None
     corpus = (namespace_filter(op.namespace_prefix) or EVERY_ITEM) if idf == "namespace" else None
+    acorn = bool(op.filter)  # value conditions: their points are not linked in the graph
     if mode == "hybrid":
         depth = max(window + 1, HYBRID_CANDIDATES)
         # Candidates carry ids and scores only; the page's payloads are fetched after fusion.
-        found = [Query(mode="dense", filter=flt, limit=depth, fields=[], dense=vector)]
+        found = [Query(mode="dense", filter=flt, limit=depth, fields=[], dense=vector, acorn=acorn)]
         if sparse:
             found.append(
                 Query(
@@ -188,6 +189,7 @@ def _queries(
             dense=vector,
             sparse=sparse,
             idf_corpus=corpus,
+            acorn=acorn and mode == "dense",
         )
     ]
 
