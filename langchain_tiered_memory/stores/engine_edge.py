@@ -43,6 +43,7 @@ import logging
 import threading
 import uuid
 from collections.abc import Iterable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -256,6 +257,7 @@ class EdgeEngine:
         self.collection: Collection | None = None
         self._lock: CollectionLock | None = None
         self._float_indexed: frozenset[str] = frozenset()
+        self._ttl_free = False  # no point has a TTL: reads leave out the expiry check
         self._dims: int | None = None
         self._builds: list[BackgroundOptimization] = []
         self._optimization_lock = threading.Lock()
@@ -353,6 +355,8 @@ class EdgeEngine:
         self._float_indexed = frozenset(
             k for k, v in schema.items() if v.data_type == qe.PayloadSchemaType.Float
         )
+        expiry = schema.get("expires_us")
+        self._ttl_free = expiry is None or expiry.points == 0
 
     # ----------------------------------------------------------------- execute
     def _live(self) -> LiveShard:
@@ -399,10 +403,14 @@ class EdgeEngine:
                     live.write(relink)
         op = _write_op(request)
         if op is not None:
+            if self._ttl_free and _sets_expiry(request):
+                self._ttl_free = False  # before the write: no read may skip its check
             live.write(op)
             if isinstance(request, Upsert) and self.auto_optimize is not None:
                 self._count_written(len(request.points))
             return None
+        if self._ttl_free:  # one process writes this store: no point can expire
+            request = _without_expiry_checks(request)
         with live.reading() as shard:
             return _read(shard, request)
 
@@ -474,6 +482,23 @@ class EdgeEngine:
         finally:
             if lock is not None:
                 lock.release()
+
+
+def _sets_expiry(request: Any) -> bool:
+    """Whether a write gives some point an ``expires_us`` (a TTL)."""
+    if isinstance(request, Upsert):
+        return any(p.payload.get("expires_us") is not None for p in request.points)
+    return isinstance(request, SetPayload) and "expires_us" in request.payload
+
+
+def _without_expiry_checks(request: Any) -> Any:
+    """``request`` without the not-expired condition (see :func:`.filters.without_expiry_check`)."""
+    if isinstance(request, QueryBatch):
+        queries = [replace(q, filter=f.without_expiry_check(q.filter)) for q in request.queries]
+        return QueryBatch(queries)
+    if isinstance(request, (Count, Facet)):
+        return replace(request, filter=f.without_expiry_check(request.filter))
+    return request
 
 
 def _read(shard: qe.EdgeShard, request: Any) -> Any:
