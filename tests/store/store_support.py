@@ -127,3 +127,16 @@ class StoreFactory:
             client.close()
         if errors:
             raise errors[0]
+
+
+def record_queries(monkeypatch: pytest.MonkeyPatch, engine_module: Any) -> list[Any]:
+    """Record every ``Query`` an engine module translates (``engine_edge`` or ``engine_client``)."""
+    seen: list[Any] = []
+    translate = engine_module._query
+
+    def recording(q: Any) -> Any:
+        seen.append(q)
+        return translate(q)
+
+    monkeypatch.setattr(engine_module, "_query", recording)
+    return seen

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from store_support import record_queries
 
 from langchain_tiered_memory.fakes import HashingEmbeddings
 from langchain_tiered_memory.stores import QdrantMemoryStore, engine_edge
@@ -37,15 +38,7 @@ def _open(path: Path, clock: Clock) -> QdrantMemoryStore:
 
 @pytest.fixture
 def sent(monkeypatch: pytest.MonkeyPatch) -> list[Query]:
-    seen: list[Query] = []
-    translate = engine_edge._query
-
-    def recording(q: Query) -> Any:
-        seen.append(q)
-        return translate(q)
-
-    monkeypatch.setattr(engine_edge, "_query", recording)
-    return seen
+    return record_queries(monkeypatch, engine_edge)
 
 
 def _checks_expiry(queries: list[Query]) -> bool:

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 from qdrant_client import QdrantClient
+from store_support import record_queries
 
 from langchain_tiered_memory.fakes import HashingEmbeddings
 from langchain_tiered_memory.stores import QdrantMemoryStore, engine_client, engine_edge
@@ -38,14 +39,7 @@ def test_only_value_filtered_dense_queries_ask_for_acorn(
     engine: str, retrieval: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     module: Any = engine_edge if engine == "embedded" else engine_client
-    sent: list[Query] = []
-    translate = module._query
-
-    def recording(q: Query) -> Any:
-        sent.append(q)
-        return translate(q)
-
-    monkeypatch.setattr(module, "_query", recording)
+    sent = record_queries(monkeypatch, module)
     with _store(engine, tmp_path / "s") as store:
         store.put(("u", "notes"), "a", {"text": "deploy failed on a probe", "kind": "ops"})
         store.put(("u", "notes"), "b", {"text": "dinner plans", "kind": "life"})
