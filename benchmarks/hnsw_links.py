@@ -1,7 +1,7 @@
 """HNSW build time and recall with two payload-index layouts of the embedded store.
 
-Qdrant adds HNSW links for every value block of every payload index above its
-full-scan threshold. The store links only ``ns_prefixes``
+Qdrant adds HNSW links for every value block of every payload index between its
+full-scan threshold and about a fifth of the points. The store links only ``ns_prefixes``
 (``stores.edge_build.LINKED_INDEXES``); stores made before linked every index.
 This script writes ``--points`` points of ``benchmarks/store_scale.py``'s data
 (seeded 384-d unit vectors over 100 namespaces, through the store's own
