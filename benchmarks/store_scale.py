@@ -32,6 +32,8 @@ Usage:
     python -m benchmarks.store_scale --sizes 50000 --engines embedded,inmemory
     python -m benchmarks.store_scale --sizes 100000 --engines embedded \
         --indexing-threshold-kb 100000000   # no HNSW graph: payload-index scans only
+    python -m benchmarks.store_scale --sizes 1000000 --engines embedded \
+        --full-scan-points 20000   # also: the same store, filters under 20k points scanned
 """
 
 from __future__ import annotations
@@ -98,6 +100,7 @@ class Config:
     workdir: str | None = None
     indexing_threshold_kb: int | None = None
     indexing_threads: int | None = None
+    full_scan_points: tuple[int, ...] = ()
 
     def optimizers(self) -> Any:
         """The embedded engine's :class:`EdgeOptimizers`, or ``None`` for Edge's defaults."""
@@ -204,6 +207,7 @@ def _open(
     embeddings: Embeddings,
     dims: int,
     optimizers: Any = None,
+    full_scan_points: int | None = None,
 ) -> tuple[BaseStore, Any]:
     """Open (or reopen) a store; returns it and the client to close after it, if any."""
     index: Any = {"dims": dims, "embed": embeddings, "fields": ["text"]}
@@ -215,7 +219,11 @@ def _open(
 
     if engine == "embedded":
         store = QdrantMemoryStore.embedded(
-            path, index=index, retrieval="dense", optimizers=optimizers
+            path,
+            index=index,
+            retrieval="dense",
+            optimizers=optimizers,
+            full_scan_points=full_scan_points,
         )
         return store, None
     from qdrant_client import QdrantClient
@@ -305,15 +313,36 @@ def run_engine(engine: str, n: int, config: Config, workdir: str) -> dict[str, A
             return store.search(ns, filter=flt, limit=20)
         return store.search(ns, query=f"q{j}", filter=flt, limit=10)
 
-    latencies: dict[str, list[float]] = {}
-    results: dict[str, list[list[Any]]] = {}
-    for kind in FILTERS:
-        for j in range(min(3, n_queries)):  # warm-up, not timed
-            search(j, kind)
-        calls = [partial(search, j, kind) for j in range(n_queries)]
-        latencies[kind], results[kind] = time_calls(calls)
+    def measure() -> tuple[dict[str, list[float]], dict[str, list[list[Any]]]]:
+        latencies: dict[str, list[float]] = {}
+        results: dict[str, list[list[Any]]] = {}
+        for kind in FILTERS:
+            for j in range(min(3, n_queries)):  # warm-up, not timed
+                search(j, kind)
+            calls = [partial(search, j, kind) for j in range(n_queries)]
+            latencies[kind], results[kind] = time_calls(calls)
+        return latencies, results
+
+    def figures(
+        latencies: dict[str, list[float]], results: dict[str, list[list[Any]]]
+    ) -> dict[str, Any]:
+        return {
+            **{f"{kind}_p50_ms": percentile(latencies[kind], 50) for kind in FILTERS},
+            **{f"{kind}_p99_ms": percentile(latencies[kind], 99) for kind in FILTERS},
+            **{f"recall_{kind}": _recall(data, results[kind], kind) for kind in FILTERS[:-1]},
+        }
+
+    latencies, results = measure()
     loaded_rss = rss_mb()
     res_ns = results["ns"]
+    walks = []
+    for points in config.full_scan_points if engine == "embedded" else ():
+        _close(store, client)
+        store, client = _open(
+            engine, path, embeddings, config.dims, config.optimizers(), full_scan_points=points
+        )
+        getattr(store, "warm", lambda: None)()
+        walks.append({"full_scan_points": points, **figures(*measure())})
 
     reopen_s = None
     if engine != "inmemory":
@@ -331,9 +360,8 @@ def run_engine(engine: str, n: int, config: Config, workdir: str) -> dict[str, A
         "upsert_per_s": n / upsert.seconds,
         "optimize_s": optimize_s,
         "queries": n_queries,
-        **{f"{kind}_p50_ms": percentile(latencies[kind], 50) for kind in FILTERS},
-        **{f"{kind}_p99_ms": percentile(latencies[kind], 99) for kind in FILTERS},
-        **{f"recall_{kind}": _recall(data, results[kind], kind) for kind in FILTERS[:-1]},
+        **figures(latencies, results),
+        "walks": walks,
         "memory_mb": loaded_rss - base_rss,
         "reopen_s": reopen_s,
         "indexing_threshold_kb": config.indexing_threshold_kb if engine == "embedded" else None,
@@ -372,12 +400,14 @@ def table_rows(rows: list[dict[str, Any]]) -> list[list[Any]]:
     """Rows for :data:`HEADERS`, with ratios against InMemoryStore of the same size."""
     base = {r["points"]: r for r in rows if r["engine"] == "inmemory" and "skipped" not in r}
     out: list[list[Any]] = []
-    for r in rows:
+    for r in _with_walks(rows):
         label = ENGINE_LABELS[r["engine"]]
         if r.get("indexing_threshold_kb") is not None:
             label += f", indexing threshold {r['indexing_threshold_kb']:,} KB"
         if r.get("indexing_threads") is not None:
             label += f", {r['indexing_threads']} indexing threads"
+        if r.get("full_scan_points") is not None:
+            label += f", same store with full_scan_points={r['full_scan_points']:,}"
         if "skipped" in r:
             out.append([label, r["points"], r["skipped"], *["-"] * (len(HEADERS) - 3)])
             continue
@@ -411,6 +441,18 @@ def table_rows(rows: list[dict[str, Any]]) -> list[list[Any]]:
                 None if speedup is None else f"{speedup:.1f}x",
             ]
         )
+    return out
+
+
+def _with_walks(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each row, then one per ``full_scan_points`` setting measured on its store."""
+    out: list[dict[str, Any]] = []
+    for r in rows:
+        out.append(r)
+        for walk in r.get("walks", ()):
+            keep = ("engine", "points", "queries", "upsert_per_s", "indexing_threads")
+            shared = {k: r[k] for k in keep}
+            out.append({**shared, **walk, "memory_mb": None, "reopen_s": None, "optimize_s": None})
     return out
 
 
@@ -473,6 +515,14 @@ def parse_args(argv: list[str] | None = None) -> tuple[Config, str | None]:
         type=int,
         help="embedded engine: threads of the HNSW build (Edge's default: CPUs - 1)",
     )
+    parser.add_argument(
+        "--full-scan-points",
+        type=int,
+        nargs="+",
+        default=[],
+        help="embedded engine: also measure the searches on the same store reopened with "
+        "QdrantMemoryStore(full_scan_points=N), for each N",
+    )
     parser.add_argument("--in-process", action="store_true", help="no process per engine")
     parser.add_argument("--workdir", help="directory for store files (default: a temp dir)")
     parser.add_argument("--json", help="also write the rows as JSON to this path")
@@ -502,6 +552,7 @@ def parse_args(argv: list[str] | None = None) -> tuple[Config, str | None]:
         workdir=args.workdir,
         indexing_threshold_kb=args.indexing_threshold_kb,
         indexing_threads=args.indexing_threads,
+        full_scan_points=tuple(args.full_scan_points),
     )
     return config, args.json
 

@@ -16,12 +16,13 @@ Example:
 from __future__ import annotations
 
 import hashlib
+import inspect
 import json
 import logging
 import os
 import threading
 from collections import Counter
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -137,6 +138,7 @@ class TieredMemory:
         llm: BaseChatModel | None = None,
         retrieval: str = "hybrid",
         durable_writes: bool = True,
+        store_options: Mapping[str, Any] | None = None,
         **kwargs: Any,
     ) -> TieredMemory:
         """Open (or create) a memory directory with the embedded Qdrant engine.
@@ -147,13 +149,19 @@ class TieredMemory:
             llm: Optional chat model for extraction, consistency and reflection.
             retrieval: ``"hybrid"`` (dense + BM25), ``"dense"`` or ``"lexical"``.
             durable_writes: Start a :class:`DurableMemoryWriter` on ``path``.
+            store_options: More options of
+                :meth:`~langchain_tiered_memory.stores.QdrantMemoryStore.embedded`,
+                e.g. ``{"full_scan_points": 20_000, "auto_optimize": 50_000}``.
             **kwargs: Passed to the constructor.
 
         Raises:
             StoreLockedError: The directory is open in another process.
+            ConfigurationError: ``store_options`` names an unknown option or one
+                that ``open`` sets itself.
         """
         from langchain_tiered_memory.stores import QdrantMemoryStore
 
+        options = _store_options(store_options, QdrantMemoryStore.embedded)
         if embeddings is None:
             from langchain_tiered_memory.embeddings import LocalEmbeddings
 
@@ -168,6 +176,7 @@ class TieredMemory:
             retrieval=retrieval,
             # BM25 text of conversation turns; other records keep their embedded text.
             lexical_fields=[LEXICAL_FIELD],
+            **options,
         )
         try:
             writer = DurableMemoryWriter(store, root, start=False) if durable_writes else None
@@ -415,6 +424,30 @@ class TieredMemory:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
+
+
+_OPEN_SETS = ("path", "index", "retrieval", "lexical_fields")
+"""Options of ``QdrantMemoryStore.embedded`` that ``TieredMemory.open`` sets itself."""
+
+
+def _store_options(
+    options: Mapping[str, Any] | None, embedded: Callable[..., Any]
+) -> dict[str, Any]:
+    """``store_options`` checked against the embedded store's own options."""
+    options = dict(options or {})
+    accepted = set(inspect.signature(embedded).parameters) - set(_OPEN_SETS)
+    taken = sorted(set(options) & set(_OPEN_SETS))
+    if taken:
+        raise ConfigurationError(
+            f"store_options cannot set {', '.join(taken)}: TieredMemory.open sets it "
+            "(pass retrieval= to open, or build the store yourself and use TieredMemory(store))"
+        )
+    unknown = sorted(set(options) - accepted)
+    if unknown:
+        raise ConfigurationError(
+            f"unknown store option {', '.join(unknown)}: use one of {', '.join(sorted(accepted))}"
+        )
+    return options
 
 
 def _index_embeddings(store: BaseStore) -> list[Any]:

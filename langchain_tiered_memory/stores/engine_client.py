@@ -48,6 +48,7 @@ from langchain_tiered_memory.stores.requests import (
     Count,
     Delete,
     DeleteWhere,
+    Estimate,
     Facet,
     Hit,
     Optimize,
@@ -236,6 +237,8 @@ def _calls(name: str, request: Any, indexed: set[str]) -> Calls:
     base = {"collection_name": name}
     if isinstance(request, (Count, Facet, DeleteWhere)):
         yield from _range_index_calls(name, [request.filter], indexed)
+    if isinstance(request, Estimate):
+        yield from _range_index_calls(name, request.filters, indexed)
     if isinstance(request, QueryBatch):
         yield from _range_index_calls(name, [q.filter for q in request.queries], indexed)
     if isinstance(request, QueryBatch):
@@ -292,6 +295,12 @@ def _calls(name: str, request: Any, indexed: set[str]) -> Calls:
             "count", {**base, "count_filter": _filter(request.filter), "exact": True}
         )
         return int(response.count)
+    if isinstance(request, Estimate):
+        sizes = []
+        for ask in request.filters:
+            response = yield Call("count", {**base, "count_filter": _filter(ask), "exact": False})
+            sizes.append(int(response.count))
+        return sizes
     if isinstance(request, Optimize):
         return False  # servers optimise in the background by themselves
     raise TypeError(f"the client engine cannot execute {type(request).__name__}")
@@ -319,8 +328,13 @@ class ClientEngine:
         self._indexed: set[str] = set()  # payload fields known to have an index
         # qdrant-client's local mode is plain Python dicts and numpy arrays, not
         # thread-safe: one request at a time. Server clients run concurrently.
-        local = type(getattr(client, "_client", None)).__name__ == "QdrantLocal"
+        local = type(getattr(client, "_client", None)).__name__ in (
+            "QdrantLocal",
+            "AsyncQdrantLocal",
+        )
         self._lock: AbstractContextManager[Any] = threading.RLock() if local else nullcontext()
+        # Local mode scans every search and counts in Python: estimates there cost a scan.
+        self.estimates = not local
 
     def _sync_call(self, call: Call) -> Any:
         with warnings.catch_warnings():

@@ -82,6 +82,7 @@ from langchain_tiered_memory.stores.requests import (
     Count,
     Delete,
     DeleteWhere,
+    Estimate,
     Facet,
     Hit,
     Optimize,
@@ -230,6 +231,9 @@ class EdgeEngine:
             each time this many points were written since the store was opened
             or last optimised; ``None`` (the default) never starts one.
     """
+
+    estimates = True
+    """Answers :class:`~.requests.Estimate` from its indexes (see :mod:`.search_walk`)."""
 
     def __init__(
         self,
@@ -395,6 +399,8 @@ class EdgeEngine:
         # Index creation is a write: done before entering the read gate (see edge_live).
         if isinstance(request, (Count, Facet, DeleteWhere)):
             self._index_ranges(live, [request.filter])
+        if isinstance(request, Estimate):
+            self._index_ranges(live, request.filters)
         if isinstance(request, QueryBatch):
             self._index_ranges(live, [q.filter for q in request.queries])
         if isinstance(request, Optimize):  # in-process: relink a store made before
@@ -522,6 +528,10 @@ def _read(shard: qe.EdgeShard, request: Any) -> Any:
         return [(str(h.value), int(h.count)) for h in shard.facet(req).hits]
     if isinstance(request, Count):
         return shard.count(qe.CountRequest(exact=True, filter=_filter(request.filter)))
+    if isinstance(request, Estimate):
+        return [
+            shard.count(qe.CountRequest(exact=False, filter=_filter(w))) for w in request.filters
+        ]
     if isinstance(request, Optimize):
         return bool(shard.optimize())
     raise TypeError(f"the edge engine cannot execute {type(request).__name__}")

@@ -44,10 +44,12 @@ __all__ = [
     "Range",
     "Where",
     "expired_filter",
+    "fields_present",
     "list_namespaces_filter",
     "namespace_matches",
     "range_fields",
     "search_filter",
+    "value_filter",
 ]
 
 
@@ -275,15 +277,30 @@ def search_filter(
         InvalidInputError: A filter uses an unknown operator or a non-JSON value.
     """
     scope = namespace_filter(namespace_prefix)
-    conditions: list[Condition] = list(scope.must) if scope is not None else []
+    conditions = (scope.must if scope is not None else ()) + value_filter(flt).must
+    return Where(must=conditions, must_not=not_expired(now_us).must_not)
+
+
+def value_filter(flt: Mapping[str, Any] | None) -> Where:
+    """The value part of a search filter alone (no namespace, no expiry).
+
+    Raises:
+        InvalidInputError: A filter uses an unknown operator or a non-JSON value.
+    """
     if flt is not None and not isinstance(flt, Mapping):
         raise InvalidInputError(f"filter must be a dict, got {type(flt).__name__}")
+    conditions: list[Condition] = []
     try:
         for key, value in (flt or {}).items():
             conditions.extend(_field((str(key),), value))
     except RecursionError:
         raise InvalidInputError("filter is nested too deeply") from None
-    return Where(must=tuple(conditions), must_not=not_expired(now_us).must_not)
+    return Where(must=tuple(conditions))
+
+
+def fields_present(flt: Mapping[str, Any]) -> Where:
+    """The points whose value has every top-level field a filter names."""
+    return Where(must=tuple(_mark("k", (str(key),)) for key in flt))
 
 
 def _oriented(labels: Sequence[str], match_type: str) -> tuple[str, ...]:

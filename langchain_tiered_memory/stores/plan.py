@@ -142,6 +142,11 @@ class Planner:
             ``"namespace"`` (those under the searched namespace prefix: each user's
             statistics are their own; one indexed check per posting of a query
             term) or ``"global"`` (the whole collection; constant time).
+        full_scan_points: Dense searches whose filter keeps at most this many
+            points (as the engine estimates) scan them exactly; None leaves it
+            to the engine's full-scan threshold (see :mod:`.search_walk`).
+        estimate: The engine answers :class:`~.requests.Estimate` cheaply, so
+            filtered dense searches are sized first to choose their walk.
     """
 
     def __init__(
@@ -155,8 +160,21 @@ class Planner:
         fusion: FusionConfig = DEFAULT_FUSION,
         lexical_fields: Sequence[str] | Mapping[str, int] | None = None,
         lexical_idf: LexicalIdf = "namespace",
+        full_scan_points: int | None = None,
+        estimate: bool = False,
     ) -> None:
         self.retrieval = check_retrieval(retrieval)
+        if full_scan_points is not None and (
+            not isinstance(full_scan_points, int)
+            or isinstance(full_scan_points, bool)
+            or full_scan_points < 1
+        ):
+            raise ConfigurationError(
+                f"full_scan_points must be a positive int or None, got {full_scan_points!r}: "
+                "pass e.g. 20_000"
+            )
+        self.full_scan_points = full_scan_points
+        self.estimate = estimate
         self.lexical_idf = check_lexical_idf(lexical_idf)
         self.fusion = check_fusion(fusion)
         self.lexical_fields = check_lexical_fields(lexical_fields)
@@ -370,6 +388,8 @@ class Planner:
             vectors,
             self.fusion,
             self.lexical_idf,
+            estimate=self.estimate,
+            full_scan_points=self.full_scan_points,
         )
         for (idx, op, _, _), page in zip(searches, pages, strict=False):
             results[idx] = [

@@ -17,6 +17,11 @@ points under the searched namespace prefix (``lexical_idf="namespace"``: a
 user's scores never depend on other users' memories), or the whole collection
 (``lexical_idf="global"``: constant time per query term, 1.7 ms less per query
 over a 67k-point namespace).
+Dense searches with a filter ask for ACORN only when their value filter keeps
+under 40% of the points that carry its fields, and ``full_scan_points=N`` makes
+every dense search whose filter keeps at most about N points an exact scan
+(recall 1.0) instead of leaving that choice to the engine's full-scan threshold
+(about 6,700 points of 384-d vectors): see :mod:`.search_walk`.
 ``SearchItem.score`` is the cosine similarity in dense mode, the BM25 score in
 lexical mode and the fused score in hybrid mode (the weighted sum of z-scores, or
 ``sum 1/(60 + rank)`` with RRF).
@@ -144,6 +149,7 @@ class QdrantMemoryStore(BaseStore):
         fusion: FusionConfig | None = None,
         lexical_fields: Sequence[str] | Mapping[str, int] | None = None,
         lexical_idf: LexicalIdf = "namespace",
+        full_scan_points: int | None = None,
         owns_engine: bool = True,
     ) -> None:
         """Wrap an engine; prefer the ``embedded``/``from_client``/``from_url`` constructors."""
@@ -159,6 +165,8 @@ class QdrantMemoryStore(BaseStore):
             clock=clock or utcnow,
             lexical_fields=lexical_fields,
             lexical_idf=lexical_idf,
+            full_scan_points=full_scan_points,
+            estimate=bool(getattr(engine, "estimates", False)),
             **({} if fusion is None else {"fusion": fusion}),
         )
         self.index_config = index
@@ -181,6 +189,7 @@ class QdrantMemoryStore(BaseStore):
         fusion: FusionConfig | None = None,
         lexical_fields: Sequence[str] | Mapping[str, int] | None = None,
         lexical_idf: LexicalIdf = "namespace",
+        full_scan_points: int | None = None,
         optimizers: EdgeOptimizers | None = None,
         auto_optimize: int | None = None,
     ) -> QdrantMemoryStore:
@@ -206,6 +215,7 @@ class QdrantMemoryStore(BaseStore):
             fusion=fusion,
             lexical_fields=lexical_fields,
             lexical_idf=lexical_idf,
+            full_scan_points=full_scan_points,
         )
         store.setup()
         return store
@@ -223,6 +233,7 @@ class QdrantMemoryStore(BaseStore):
         fusion: FusionConfig | None = None,
         lexical_fields: Sequence[str] | Mapping[str, int] | None = None,
         lexical_idf: LexicalIdf = "namespace",
+        full_scan_points: int | None = None,
     ) -> QdrantMemoryStore:
         """A store on an existing client (not closed by :meth:`close`).
 
@@ -249,6 +260,7 @@ class QdrantMemoryStore(BaseStore):
             fusion=fusion,
             lexical_fields=lexical_fields,
             lexical_idf=lexical_idf,
+            full_scan_points=full_scan_points,
             owns_engine=False,
         )
         if not isinstance(client, AsyncQdrantClient):
@@ -261,7 +273,8 @@ class QdrantMemoryStore(BaseStore):
 
         ``api_key`` defaults to the ``QDRANT_API_KEY`` environment variable.
         Store options (``index``, ``retrieval``, ``collection``, ``ttl``,
-        ``clock``, ``fusion``, ``lexical_fields``, ``lexical_idf``) are taken from
+        ``clock``, ``fusion``, ``lexical_fields``, ``lexical_idf``,
+        ``full_scan_points``) are taken from
         ``kw``; the rest go to ``QdrantClient``.
         """
         names = (
@@ -273,6 +286,7 @@ class QdrantMemoryStore(BaseStore):
             "fusion",
             "lexical_fields",
             "lexical_idf",
+            "full_scan_points",
         )
         options = {k: kw.pop(k) for k in names if k in kw}
         from qdrant_client import QdrantClient

@@ -30,6 +30,7 @@ __all__ = [
     "DeleteWhere",
     "EmbedDocuments",
     "EmbedQueries",
+    "Estimate",
     "Facet",
     "Hit",
     "LexicalIdf",
@@ -110,9 +111,11 @@ class Query:
     Hybrid search is two queries fused by the store (see :mod:`.search`).
     ``acorn`` asks a dense search to step through neighbours of neighbours when
     the filter lets few points through the HNSW graph (Qdrant's ACORN-1; the
-    engine applies it below 40% selectivity, on the graph path only): set for
-    filters on values, whose points have no links of their own (see
-    :data:`LINKED_INDEXES`).
+    engine applies it below 40% selectivity, on the graph path only); ``exact``
+    scans the filtered points instead of walking the graph. :mod:`.search_walk`
+    sets them: ACORN for value filters that keep few of the points carrying
+    their fields (value blocks have no links of their own, see
+    :data:`LINKED_INDEXES`), exact below the store's ``full_scan_points``.
     """
 
     mode: Literal["recent", "dense", "lexical"]
@@ -191,6 +194,17 @@ class Count:
     """Number of points matching a filter (exact)."""
 
     filter: Where
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """The engine's estimates of how many points match each filter: ``list[int]``.
+
+    Read from payload indexes, not counted (Qdrant's cardinality estimation:
+    tens of microseconds where an exact count of 30k points takes milliseconds).
+    """
+
+    filters: list[Where]
 
 
 @dataclass(frozen=True)

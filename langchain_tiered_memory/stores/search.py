@@ -33,6 +33,7 @@ from langchain_tiered_memory.retrieval.fusion import FusionConfig, weighted_scor
 from langchain_tiered_memory.stores.filters import Range, Where, namespace_filter
 from langchain_tiered_memory.stores.payload import ITEM_FIELDS
 from langchain_tiered_memory.stores.requests import (
+    Estimate,
     Hit,
     LexicalIdf,
     Plan,
@@ -40,6 +41,7 @@ from langchain_tiered_memory.stores.requests import (
     QueryBatch,
     Retrieve,
 )
+from langchain_tiered_memory.stores.search_walk import ENGINE_CHOICE, Walk, choose, estimates
 from langchain_tiered_memory.stores.sparse import bm25_query
 
 __all__ = ["HYBRID_CANDIDATES", "RRF_K", "fuse_hybrid", "fuse_rrf", "search_pages"]
@@ -156,28 +158,23 @@ def _complete_ties(query: Query, hits: list[Hit], window: int) -> Plan[list[Hit]
 
 
 def _queries(
-    op: SearchOp, flt: Where, mode: str, vector: list[float] | None, idf: LexicalIdf
+    op: SearchOp,
+    flt: Where,
+    mode: str,
+    vector: list[float] | None,
+    idf: LexicalIdf,
+    walk: Walk = ENGINE_CHOICE,
 ) -> list[Query]:
     window = op.offset + op.limit
     sparse = bm25_query(op.query) if mode in ("lexical", "hybrid") and op.query else None
     corpus = (namespace_filter(op.namespace_prefix) or EVERY_ITEM) if idf == "namespace" else None
-    acorn = bool(op.filter)  # value conditions: their points are not linked in the graph
+    exact, acorn = walk
     if mode == "hybrid":
-        depth = max(window + 1, HYBRID_CANDIDATES)
         # Candidates carry ids and scores only; the page's payloads are fetched after fusion.
-        found = [Query(mode="dense", filter=flt, limit=depth, fields=[], dense=vector, acorn=acorn)]
-        if sparse:
-            found.append(
-                Query(
-                    mode="lexical",
-                    filter=flt,
-                    limit=depth,
-                    fields=[],
-                    sparse=sparse,
-                    idf_corpus=corpus,
-                )
-            )
-        return found
+        depth = max(window + 1, HYBRID_CANDIDATES)
+        lexical = Query(mode="lexical", filter=flt, limit=depth, fields=[], sparse=sparse)
+        dense = replace(lexical, mode="dense", sparse=None, dense=vector, exact=exact, acorn=acorn)
+        return [dense, replace(lexical, idf_corpus=corpus)] if sparse else [dense]
     if mode == "lexical" and not sparse:
         return []  # only stop words: nothing can match lexically
     return [
@@ -189,6 +186,7 @@ def _queries(
             dense=vector,
             sparse=sparse,
             idf_corpus=corpus,
+            exact=exact and mode == "dense",
             acorn=acorn and mode == "dense",
         )
     ]
@@ -202,16 +200,50 @@ def _with_payload(
     return hit._replace(payload=payloads.get(hit.id, {})), score
 
 
+def _walks(
+    searches: Sequence[tuple[SearchOp, Where, str]], full_scan_points: int | None
+) -> Plan[list[Walk]]:
+    """How each dense search walks the index, from one request of estimates."""
+    asks = [
+        estimates(op, full_scan_points=full_scan_points)
+        if op.limit and op.query and mode in ("dense", "hybrid")
+        else []
+        for op, _, mode in searches
+    ]
+    flat = [where for ask in asks for where in ask]
+    sizes: list[int] = (yield Estimate(flat)) if flat else []
+    walks: list[Walk] = []
+    for (op, _, _), ask in zip(searches, asks, strict=True):
+        counts, sizes = sizes[: len(ask)], sizes[len(ask) :]
+        walks.append(
+            choose(op, counts, full_scan_points=full_scan_points) if ask else ENGINE_CHOICE
+        )
+    return walks
+
+
 def search_pages(
     searches: Sequence[tuple[SearchOp, Where, str]],
     vectors: dict[str, list[float]],
     fusion: FusionConfig,
     idf: LexicalIdf = "namespace",
+    *,
+    estimate: bool = False,
+    full_scan_points: int | None = None,
 ) -> Plan[list[Page]]:
-    """One page of ``(hit, score)`` per search, all queries sent as one batch."""
+    """One page of ``(hit, score)`` per search, all queries sent as one batch.
+
+    With ``estimate`` (an engine that answers :class:`Estimate` cheaply), dense
+    searches with a value filter or under ``full_scan_points`` are first sized
+    to choose their walk (see :mod:`.search_walk`).
+    """
+    walks = (
+        (yield from _walks(searches, full_scan_points))
+        if estimate
+        else [ENGINE_CHOICE] * len(searches)
+    )
     planned = [
-        [] if op.limit == 0 else _queries(op, flt, mode, vectors.get(op.query or ""), idf)
-        for op, flt, mode in searches
+        [] if op.limit == 0 else _queries(op, flt, mode, vectors.get(op.query or ""), idf, walk)
+        for (op, flt, mode), walk in zip(searches, walks, strict=True)
     ]
     flat = [q for queries in planned for q in queries]
     responses: list[list[Hit]] = (yield QueryBatch(flat)) if flat else []

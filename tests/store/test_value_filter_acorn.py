@@ -1,12 +1,15 @@
-"""Dense searches with a value filter ask the engine for ACORN.
+"""How filtered dense searches walk the index: ACORN and exact scans (``search_walk``).
 
 Only namespace prefixes have HNSW links of their own
 (:data:`~langchain_tiered_memory.stores.requests.LINKED_INDEXES`). A value filter
 that keeps more points than the engine scans exactly (about 6,700 of 384-d)
 sends the search through the graph, where the filtered-out neighbours strand it:
 a 10% value range over 100k random vectors found 18% of the true top 10. With
-ACORN (neighbours of neighbours) it found 98% (``README.md``, Benchmarks). The
-benefit needs that scale; these tests pin that the request carries it.
+ACORN (neighbours of neighbours) it found 98% (``README.md``, Benchmarks). But
+ACORN costs 4-6 ms on a filter that keeps most of a user's facts, so it is asked
+for only when the value filter keeps under 40% of the points carrying its
+fields. The benefit needs that scale; these tests pin the decision and that the
+request carries it.
 """
 
 from __future__ import annotations
@@ -15,42 +18,143 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from langgraph.store.base import SearchOp
 from qdrant_client import QdrantClient
 from store_support import record_queries
 
+from langchain_tiered_memory.errors import ConfigurationError
 from langchain_tiered_memory.fakes import HashingEmbeddings
 from langchain_tiered_memory.stores import QdrantMemoryStore, engine_client, engine_edge
-from langchain_tiered_memory.stores.filters import Where
-from langchain_tiered_memory.stores.requests import Query
+from langchain_tiered_memory.stores.filters import Where, fields_present, value_filter
+from langchain_tiered_memory.stores.requests import Estimate, Query
+from langchain_tiered_memory.stores.search_walk import Walk, choose, estimates
 
 DIMS = 32
 
 
-def _store(engine: str, path: Path) -> QdrantMemoryStore:
-    index: Any = {"dims": DIMS, "embed": HashingEmbeddings(size=DIMS), "fields": ["text"]}
+def _index() -> Any:
+    return {"dims": DIMS, "embed": HashingEmbeddings(size=DIMS), "fields": ["text"]}
+
+
+def _store(engine: str, path: Path, **options: Any) -> QdrantMemoryStore:
     if engine == "embedded":
-        return QdrantMemoryStore.embedded(path, index=index)
-    return QdrantMemoryStore.from_client(QdrantClient(":memory:"), index=index)
+        return QdrantMemoryStore.embedded(path, index=_index(), **options)
+    store = QdrantMemoryStore.from_client(QdrantClient(":memory:"), index=_index(), **options)
+    # Local mode counts in Python, so the store does not ask it for estimates; a
+    # server does. Asking local mode anyway runs the server's code path.
+    store._planner.estimate = True
+    return store
+
+
+def _notes(store: QdrantMemoryStore) -> None:
+    """Five notes carry ``kind``: one ``ops`` (20%) and four ``current`` (80%)."""
+    store.put(("u", "notes"), "a", {"text": "deploy failed on a probe", "kind": "ops"})
+    for i, text in enumerate(["dinner plans", "deploy window", "book club", "deploy notes"]):
+        store.put(("u", "notes"), f"n{i}", {"text": text, "kind": "current"})
+    store.put(("u", "notes"), "bare", {"text": "deploy without a kind"})
 
 
 @pytest.mark.parametrize("engine", ["embedded", "client"])
 @pytest.mark.parametrize("retrieval", ["dense", "hybrid"])
-def test_only_value_filtered_dense_queries_ask_for_acorn(
+def test_acorn_only_for_value_filters_keeping_few_points_that_carry_the_field(
     engine: str, retrieval: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     module: Any = engine_edge if engine == "embedded" else engine_client
     sent = record_queries(monkeypatch, module)
     with _store(engine, tmp_path / "s") as store:
-        store.put(("u", "notes"), "a", {"text": "deploy failed on a probe", "kind": "ops"})
-        store.put(("u", "notes"), "b", {"text": "dinner plans", "kind": "life"})
+        _notes(store)
         hits = store.search(("u",), query="deploy", filter={"kind": "ops"}, retrieval=retrieval)
         assert [h.key for h in hits] == ["a"]
         assert {q.mode: q.acorn for q in sent} == (
             {"dense": True} if retrieval == "dense" else {"dense": True, "lexical": False}
         )
         sent.clear()
+        hits = store.search(("u",), query="deploy", filter={"kind": "current"}, retrieval=retrieval)
+        assert {h.key for h in hits} == {"n0", "n1", "n2", "n3"}
+        assert sent and not any(q.acorn for q in sent)  # keeps 80%: the graph serves it
+        sent.clear()
         assert store.search(("u",), query="deploy", retrieval=retrieval)
-        assert sent and not any(q.acorn for q in sent)  # a namespace alone is linked
+        assert sent and not any(q.acorn or q.exact for q in sent)  # a namespace alone is linked
+
+
+def test_local_mode_is_not_asked_for_estimates(monkeypatch: pytest.MonkeyPatch) -> None:
+    asked: list[Any] = []
+    calls = engine_client._calls
+
+    def recording(name: str, request: Any, indexed: set[str]) -> Any:
+        asked.append(request)
+        return calls(name, request, indexed)
+
+    monkeypatch.setattr(engine_client, "_calls", recording)
+    with QdrantMemoryStore.from_client(QdrantClient(":memory:"), index=_index()) as store:
+        _notes(store)
+        assert store.search(("u",), query="deploy", filter={"kind": "ops"})
+    assert not any(isinstance(r, Estimate) for r in asked)
+
+
+@pytest.mark.parametrize("engine", ["embedded", "client"])
+def test_full_scan_points_makes_small_filtered_searches_exact(
+    engine: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    module: Any = engine_edge if engine == "embedded" else engine_client
+    sent = record_queries(monkeypatch, module)
+    with _store(engine, tmp_path / "s", full_scan_points=4) as store:
+        _notes(store)
+        for i in range(4):
+            store.put(("v",), f"x{i}", {"text": f"deploy {i}"})
+        # ("u",) holds 6 points; "current" keeps 4 of the 5 carrying kind: about 4.8.
+        hits = store.search(("u",), query="deploy", filter={"kind": "current"}, retrieval="dense")
+        assert {h.key for h in hits} == {"n0", "n1", "n2", "n3"}
+        assert [q.exact for q in sent] == [False]
+        sent.clear()
+        hits = store.search(("u",), query="deploy", filter={"kind": "ops"}, retrieval="dense")
+        assert [h.key for h in hits] == ["a"]
+        assert [(q.exact, q.acorn) for q in sent] == [(True, False)]  # 6 x 20%: scanned
+        sent.clear()
+        assert len(store.search(("v",), query="deploy", retrieval="hybrid")) == 4
+        assert {q.mode: q.exact for q in sent} == {"dense": True, "lexical": False}
+        sent.clear()
+        assert len(store.search(("u",), query="deploy", retrieval="dense")) == 6
+        assert [q.exact for q in sent] == [False]  # 6 points: over the threshold
+
+
+@pytest.mark.parametrize("engine", ["embedded", "client"])
+def test_estimates_of_indexed_conditions_match_the_counts(engine: str, tmp_path: Path) -> None:
+    with _store(engine, tmp_path / "s") as store:
+        _notes(store)
+        store.put(("v",), "x", {"text": "other user", "kind": "ops"})
+        filters = [
+            value_filter({"kind": "ops"}),
+            fields_present({"kind": "ops"}),
+            Where(),
+        ]
+        assert store._execute(Estimate(filters)) == [2, 6, 7]
+
+
+def test_choose_weighs_the_value_filter_within_the_points_carrying_its_fields() -> None:
+    op = SearchOp(("u",), query="q", filter={"status": "current"})
+    assert len(estimates(op, full_scan_points=None)) == 2
+    assert len(estimates(op, full_scan_points=100)) == 3
+    assert estimates(SearchOp(("u",), query="q"), full_scan_points=None) == []
+    assert choose(op, [399, 1000], full_scan_points=None) == Walk(exact=False, acorn=True)
+    assert choose(op, [400, 1000], full_scan_points=None) == Walk(exact=False, acorn=False)
+    assert choose(op, [0, 0], full_scan_points=None) == Walk(exact=False, acorn=False)
+    # None also matches points without the field: more kept than carrying it
+    missing = SearchOp(("u",), query="q", filter={"status": None})
+    assert choose(missing, [900, 100], full_scan_points=None) == Walk(exact=False, acorn=False)
+    assert choose(missing, [900, 0], full_scan_points=None) == Walk(exact=False, acorn=False)
+    # namespace of 5,000 points, value keeps 10% of its field: about 500 points
+    assert choose(op, [5000, 100, 1000], full_scan_points=500) == Walk(exact=True, acorn=False)
+    assert choose(op, [5000, 101, 1000], full_scan_points=500) == Walk(exact=False, acorn=True)
+    plain = SearchOp(("u",), query="q")
+    assert choose(plain, [500], full_scan_points=500) == Walk(exact=True, acorn=False)
+    assert choose(plain, [501], full_scan_points=500) == Walk(exact=False, acorn=False)
+
+
+@pytest.mark.parametrize("bad", [0, -5, True, 2.5, "100"])
+def test_full_scan_points_must_be_a_positive_int(bad: Any, tmp_path: Path) -> None:
+    with pytest.raises(ConfigurationError, match="full_scan_points"):
+        QdrantMemoryStore.embedded(tmp_path / "s", index=_index(), full_scan_points=bad)
 
 
 def test_both_engines_translate_acorn_and_exact() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 from langgraph.store.memory import InMemoryStore
@@ -271,3 +272,30 @@ def test_forget_matches_by_words_not_by_rank(memory: TieredMemory) -> None:
     texts = [f.content for f in alice.semantic.get_facts("alice")]
     assert "Allergic to shellfish" not in texts and any("Lyon" in t for t in texts)
     assert alice.trash.restore(alice.scope.namespace("semantic", "facts"), gone.forgotten[0].id)
+
+
+def test_open_passes_store_options_and_rejects_bad_ones(tmp_path: Path) -> None:
+    from langchain_tiered_memory.errors import ConfigurationError
+
+    opened = TieredMemory.open(
+        tmp_path / "mem",
+        embeddings=HashingEmbeddings(),
+        durable_writes=False,
+        store_options={"full_scan_points": 5_000},
+    )
+    try:
+        store: Any = opened.store
+        assert store._planner.full_scan_points == 5_000
+        user = opened.for_user("alice")
+        user.semantic.store_fact("alice", "Allergic to shellfish", confidence=0.95)
+        assert "shellfish" in user.build_memory_context("dinner with seafood?").text
+    finally:
+        opened.close()
+    with pytest.raises(ConfigurationError, match="retrieval"):
+        TieredMemory.open(
+            tmp_path / "b", embeddings=HashingEmbeddings(), store_options={"retrieval": "dense"}
+        )
+    with pytest.raises(ConfigurationError, match="unknown store option full_scan"):
+        TieredMemory.open(
+            tmp_path / "c", embeddings=HashingEmbeddings(), store_options={"full_scan": 1}
+        )
