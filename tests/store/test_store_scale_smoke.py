@@ -35,6 +35,7 @@ def test_store_scale_quick_run(
             "--in-process",
             "--workdir", str(work),
             "--json", str(out),
+            "--full-scan-points", "20",
         ]
     )  # fmt: skip
     printed = capsys.readouterr().out
@@ -49,6 +50,9 @@ def test_store_scale_quick_run(
         assert row["recall_time"] >= 0.99, row
         if row["engine"] != "inmemory":
             assert row["reopen_s"] is not None and row["reopen_s"] > 0
+    (walk,) = rows[0]["walks"]  # the embedded store again, 30-point namespaces scanned
+    assert walk["full_scan_points"] == 20 and walk["recall_ns"] >= 0.99, walk
+    assert "| embedded (Qdrant Edge), same store with full_scan_points=20 | 300 |" in printed
     assert "| embedded (Qdrant Edge) | 300 |" in printed
     assert "| InMemoryStore | 300 |" in printed
     assert not any(work.iterdir()), "the benchmark left store files behind"
@@ -68,3 +72,29 @@ def test_hnsw_links_quick_run(
         assert row[5] == "1.000 / 1.000", row  # 4 points per namespace: exact either way
     assert "| every index linked | 400 |" in capsys.readouterr().out
     assert not any(tmp_path.iterdir()), "the benchmark left store files behind"
+
+
+def test_search_walk_quick_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    if str(ROOT) not in sys.path:
+        monkeypatch.syspath_prepend(str(ROOT))
+    from benchmarks import search_walk
+    from langchain_tiered_memory import TieredMemory
+    from langchain_tiered_memory.fakes import HashingEmbeddings
+
+    memory = TieredMemory.open(
+        tmp_path / "mem", embeddings=HashingEmbeddings(size=384), durable_writes=False
+    )
+    facts = memory.for_user("target").semantic
+    for i, word in enumerate(search_walk.WORDS):
+        facts.store_fact("target", f"note {i} about {word}", confidence=0.9)
+    memory.close()
+    search_walk.main([str(tmp_path / "mem" / "store"), "--queries", "4", "--rounds", "2"])
+    printed = capsys.readouterr().out
+    for rule in search_walk.RULES:
+        assert f"| {rule} | 8 |" in printed
+    # 16 current facts: the share rule never asks for ACORN and finds what "never" finds.
+    assert "| share rule (the store's) | 8 |" in printed
+    line = next(x for x in printed.splitlines() if x.startswith("| share rule"))
+    assert line.split("|")[5:7] == [" 0 ", " 8 "], line

@@ -299,3 +299,4 @@ def test_open_passes_store_options_and_rejects_bad_ones(tmp_path: Path) -> None:
         TieredMemory.open(
             tmp_path / "c", embeddings=HashingEmbeddings(), store_options={"full_scan": 1}
         )
+    assert not (tmp_path / "b").exists() and not (tmp_path / "c").exists()  # nothing created
