@@ -100,7 +100,7 @@ class Config:
     workdir: str | None = None
     indexing_threshold_kb: int | None = None
     indexing_threads: int | None = None
-    full_scan_points: tuple[int, ...] = ()
+    full_scan_points: tuple[int | None, ...] = ()
 
     def optimizers(self) -> Any:
         """The embedded engine's :class:`EdgeOptimizers`, or ``None`` for Edge's defaults."""
@@ -207,7 +207,7 @@ def _open(
     embeddings: Embeddings,
     dims: int,
     optimizers: Any = None,
-    full_scan_points: int | None = None,
+    full_scan_points: Any = "auto",
 ) -> tuple[BaseStore, Any]:
     """Open (or reopen) a store; returns it and the client to close after it, if any."""
     index: Any = {"dims": dims, "embed": embeddings, "fields": ["text"]}
@@ -342,7 +342,7 @@ def run_engine(engine: str, n: int, config: Config, workdir: str) -> dict[str, A
             engine, path, embeddings, config.dims, config.optimizers(), full_scan_points=points
         )
         getattr(store, "warm", lambda: None)()
-        walks.append({"full_scan_points": points, **figures(*measure())})
+        walks.append({"full_scan_points": str(points), **figures(*measure())})
 
     reopen_s = None
     if engine != "inmemory":
@@ -407,7 +407,7 @@ def table_rows(rows: list[dict[str, Any]]) -> list[list[Any]]:
         if r.get("indexing_threads") is not None:
             label += f", {r['indexing_threads']} indexing threads"
         if r.get("full_scan_points") is not None:
-            label += f", same store with full_scan_points={r['full_scan_points']:,}"
+            label += f", same store with full_scan_points={r['full_scan_points']}"
         if "skipped" in r:
             out.append([label, r["points"], r["skipped"], *["-"] * (len(HEADERS) - 3)])
             continue
@@ -486,6 +486,10 @@ def run(config: Config) -> list[dict[str, Any]]:
     return rows
 
 
+def _full_scan(text: str) -> int | None:
+    return None if text.lower() == "none" else int(text)
+
+
 def parse_args(argv: list[str] | None = None) -> tuple[Config, str | None]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", help="point counts (default 10k 100k)")
@@ -517,11 +521,12 @@ def parse_args(argv: list[str] | None = None) -> tuple[Config, str | None]:
     )
     parser.add_argument(
         "--full-scan-points",
-        type=int,
+        type=_full_scan,
         nargs="+",
         default=[],
         help="embedded engine: also measure the searches on the same store reopened with "
-        "QdrantMemoryStore(full_scan_points=N), for each N",
+        "QdrantMemoryStore(full_scan_points=N), for each N (an int, or 'none': the engine's "
+        "own full-scan threshold); the main rows use the store's default, 'auto'",
     )
     parser.add_argument("--in-process", action="store_true", help="no process per engine")
     parser.add_argument("--workdir", help="directory for store files (default: a temp dir)")

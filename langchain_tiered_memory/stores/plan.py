@@ -66,6 +66,7 @@ from langchain_tiered_memory.stores.requests import (
     Upsert,
 )
 from langchain_tiered_memory.stores.search import search_pages
+from langchain_tiered_memory.stores.search_walk import FullScan, auto_full_scan_points
 from langchain_tiered_memory.stores.sparse import bm25_document
 from langchain_tiered_memory.types import ensure_aware, utcnow, validate_namespace
 
@@ -143,8 +144,10 @@ class Planner:
             statistics are their own; one indexed check per posting of a query
             term) or ``"global"`` (the whole collection; constant time).
         full_scan_points: Dense searches whose filter keeps at most this many
-            points (as the engine estimates) scan them exactly; None leaves it
-            to the engine's full-scan threshold (see :mod:`.search_walk`).
+            points (as the engine estimates) scan them exactly; ``"auto"``
+            takes 30,000 KB of the store's vectors (20,000 points of 384-d);
+            None leaves it to the engine's full-scan threshold (see
+            :mod:`.search_walk`).
         estimate: The engine answers :class:`~.requests.Estimate` cheaply, so
             filtered dense searches are sized first to choose their walk.
     """
@@ -160,20 +163,19 @@ class Planner:
         fusion: FusionConfig = DEFAULT_FUSION,
         lexical_fields: Sequence[str] | Mapping[str, int] | None = None,
         lexical_idf: LexicalIdf = "namespace",
-        full_scan_points: int | None = None,
+        full_scan_points: FullScan = "auto",
         estimate: bool = False,
     ) -> None:
         self.retrieval = check_retrieval(retrieval)
-        if full_scan_points is not None and (
+        if full_scan_points not in (None, "auto") and (
             not isinstance(full_scan_points, int)
             or isinstance(full_scan_points, bool)
             or full_scan_points < 1
         ):
             raise ConfigurationError(
-                f"full_scan_points must be a positive int or None, got {full_scan_points!r}: "
-                "pass e.g. 20_000"
+                f"full_scan_points must be a positive int, 'auto' or None, got "
+                f"{full_scan_points!r}: pass e.g. 20_000"
             )
-        self.full_scan_points = full_scan_points
         self.estimate = estimate
         self.lexical_idf = check_lexical_idf(lexical_idf)
         self.fusion = check_fusion(fusion)
@@ -195,6 +197,9 @@ class Planner:
             fields = index.get("fields") or ["$"]
             self.fields = [fields] if isinstance(fields, str) else list(fields)
         self.collection = Collection(name=collection, dims=dims, sparse=dims is not None)
+        self.full_scan_points: int | None = (
+            auto_full_scan_points(dims) if full_scan_points == "auto" else full_scan_points
+        )
         self._last_us = 0
         self._last_sweep_us = 0
         self._lock = threading.Lock()

@@ -17,11 +17,12 @@ points under the searched namespace prefix (``lexical_idf="namespace"``: a
 user's scores never depend on other users' memories), or the whole collection
 (``lexical_idf="global"``: constant time per query term, 1.7 ms less per query
 over a 67k-point namespace).
-Dense searches with a filter ask for ACORN only when their value filter keeps
-under 40% of the points that carry its fields, and ``full_scan_points=N`` makes
-every dense search whose filter keeps at most about N points an exact scan
-(recall 1.0) instead of leaving that choice to the engine's full-scan threshold
-(about 6,700 points of 384-d vectors): see :mod:`.search_walk`.
+A dense search whose filter keeps at most ``full_scan_points`` points (by
+default 30,000 KB of vectors: 20,000 of 384-d) scans them exactly (recall 1.0)
+instead of leaving that to the engine's full-scan threshold (about 6,700 points
+of 384-d); None restores the engine's choice. Above it, a value filter asks for
+ACORN when it keeps under 40% of the points carrying its fields: see
+:mod:`.search_walk`.
 ``SearchItem.score`` is the cosine similarity in dense mode, the BM25 score in
 lexical mode and the fused score in hybrid mode (the weighted sum of z-scores, or
 ``sum 1/(60 + rank)`` with RRF).
@@ -75,6 +76,7 @@ from langchain_tiered_memory.stores.requests import (
     run,
 )
 from langchain_tiered_memory.stores.restore import RestoreOp, restore_plan
+from langchain_tiered_memory.stores.search_walk import FullScan
 from langchain_tiered_memory.types import utcnow
 
 if TYPE_CHECKING:  # qdrant-client takes seconds to import: only when a client is used
@@ -149,7 +151,7 @@ class QdrantMemoryStore(BaseStore):
         fusion: FusionConfig | None = None,
         lexical_fields: Sequence[str] | Mapping[str, int] | None = None,
         lexical_idf: LexicalIdf = "namespace",
-        full_scan_points: int | None = None,
+        full_scan_points: FullScan = "auto",
         owns_engine: bool = True,
     ) -> None:
         """Wrap an engine; prefer the ``embedded``/``from_client``/``from_url`` constructors."""
@@ -189,7 +191,7 @@ class QdrantMemoryStore(BaseStore):
         fusion: FusionConfig | None = None,
         lexical_fields: Sequence[str] | Mapping[str, int] | None = None,
         lexical_idf: LexicalIdf = "namespace",
-        full_scan_points: int | None = None,
+        full_scan_points: FullScan = "auto",
         optimizers: EdgeOptimizers | None = None,
         auto_optimize: int | None = None,
     ) -> QdrantMemoryStore:
@@ -233,7 +235,7 @@ class QdrantMemoryStore(BaseStore):
         fusion: FusionConfig | None = None,
         lexical_fields: Sequence[str] | Mapping[str, int] | None = None,
         lexical_idf: LexicalIdf = "namespace",
-        full_scan_points: int | None = None,
+        full_scan_points: FullScan = "auto",
     ) -> QdrantMemoryStore:
         """A store on an existing client (not closed by :meth:`close`).
 

@@ -27,7 +27,12 @@ from langchain_tiered_memory.fakes import HashingEmbeddings
 from langchain_tiered_memory.stores import QdrantMemoryStore, engine_client, engine_edge
 from langchain_tiered_memory.stores.filters import Where, fields_present, value_filter
 from langchain_tiered_memory.stores.requests import Estimate, Query
-from langchain_tiered_memory.stores.search_walk import Walk, choose, estimates
+from langchain_tiered_memory.stores.search_walk import (
+    Walk,
+    auto_full_scan_points,
+    choose,
+    estimates,
+)
 
 DIMS = 32
 
@@ -61,7 +66,8 @@ def test_acorn_only_for_value_filters_keeping_few_points_that_carry_the_field(
 ) -> None:
     module: Any = engine_edge if engine == "embedded" else engine_client
     sent = record_queries(monkeypatch, module)
-    with _store(engine, tmp_path / "s") as store:
+    # Above full_scan_points (here: none) the search walks the graph, where ACORN matters.
+    with _store(engine, tmp_path / "s", full_scan_points=None) as store:
         _notes(store)
         hits = store.search(("u",), query="deploy", filter={"kind": "ops"}, retrieval=retrieval)
         assert [h.key for h in hits] == ["a"]
@@ -86,7 +92,8 @@ def test_local_mode_is_not_asked_for_estimates(monkeypatch: pytest.MonkeyPatch) 
         return calls(name, request, indexed)
 
     monkeypatch.setattr(engine_client, "_calls", recording)
-    with QdrantMemoryStore.from_client(QdrantClient(":memory:"), index=_index()) as store:
+    client = QdrantClient(":memory:")
+    with QdrantMemoryStore.from_client(client, index=_index(), full_scan_points=None) as store:
         _notes(store)
         assert store.search(("u",), query="deploy", filter={"kind": "ops"})
     assert not any(isinstance(r, Estimate) for r in asked)
@@ -151,7 +158,26 @@ def test_choose_weighs_the_value_filter_within_the_points_carrying_its_fields() 
     assert choose(plain, [501], full_scan_points=500) == Walk(exact=False, acorn=False)
 
 
-@pytest.mark.parametrize("bad", [0, -5, True, 2.5, "100"])
+@pytest.mark.parametrize("engine", ["embedded", "client"])
+def test_small_filtered_searches_are_exact_by_default(
+    engine: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    module: Any = engine_edge if engine == "embedded" else engine_client
+    sent = record_queries(monkeypatch, module)
+    with _store(engine, tmp_path / "s") as store:
+        # "auto": 30,000 KB of vectors; 32-d float32 vectors are 128 bytes each.
+        assert store._planner.full_scan_points == 240_000 == auto_full_scan_points(DIMS)
+        _notes(store)
+        hits = store.search(("u",), query="deploy", filter={"kind": "ops"}, retrieval="hybrid")
+        assert [h.key for h in hits] == ["a"]
+        assert {q.mode: (q.exact, q.acorn) for q in sent} == {
+            "dense": (True, False),
+            "lexical": (False, False),
+        }
+    assert auto_full_scan_points(384) == 20_000 and auto_full_scan_points(None) is None
+
+
+@pytest.mark.parametrize("bad", [0, -5, True, 2.5, "100", "Auto"])
 def test_full_scan_points_must_be_a_positive_int(bad: Any, tmp_path: Path) -> None:
     with pytest.raises(ConfigurationError, match="full_scan_points"):
         QdrantMemoryStore.embedded(tmp_path / "s", index=_index(), full_scan_points=bad)
