@@ -98,3 +98,24 @@ def test_search_walk_quick_run(
     assert "| share rule (the store's) | 8 |" in printed
     line = next(x for x in printed.splitlines() if x.startswith("| share rule"))
     assert line.split("|")[5:7] == [" 0 ", " 8 "], line
+
+
+def test_assembly_ab_quick_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    if str(ROOT) not in sys.path:
+        monkeypatch.syspath_prepend(str(ROOT))
+    from benchmarks import assembly_ab
+    from langchain_tiered_memory import TieredMemory
+    from langchain_tiered_memory.fakes import HashingEmbeddings
+
+    memory = TieredMemory.open(
+        tmp_path / "mem", embeddings=HashingEmbeddings(), durable_writes=False
+    )
+    memory.for_user("target").semantic.store_fact("target", "likes tea", confidence=0.9)
+    memory.close()
+    args = [str(tmp_path / "mem"), "--block", "2", "--blocks", "2", "--embeddings", "hashing"]
+    rows = assembly_ab.main(args)
+    assert [r[0] for r in rows] == list(assembly_ab.SETTINGS)
+    assert all(r[1] == 4 and r[2] <= r[3] for r in rows), rows
+    assert '| "auto" + lexical_idf="global" | 4 |' in capsys.readouterr().out

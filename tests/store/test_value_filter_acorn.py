@@ -51,6 +51,12 @@ def _store(engine: str, path: Path, **options: Any) -> QdrantMemoryStore:
     return store
 
 
+@pytest.fixture
+def sent(engine: str, monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """The queries that the engine under test translates, in order."""
+    return record_queries(monkeypatch, engine_edge if engine == "embedded" else engine_client)
+
+
 def _notes(store: QdrantMemoryStore) -> None:
     """Five notes carry ``kind``: one ``ops`` (20%) and four ``current`` (80%)."""
     store.put(("u", "notes"), "a", {"text": "deploy failed on a probe", "kind": "ops"})
@@ -62,10 +68,8 @@ def _notes(store: QdrantMemoryStore) -> None:
 @pytest.mark.parametrize("engine", ["embedded", "client"])
 @pytest.mark.parametrize("retrieval", ["dense", "hybrid"])
 def test_acorn_only_for_value_filters_keeping_few_points_that_carry_the_field(
-    engine: str, retrieval: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    engine: str, retrieval: str, tmp_path: Path, sent: list[Any]
 ) -> None:
-    module: Any = engine_edge if engine == "embedded" else engine_client
-    sent = record_queries(monkeypatch, module)
     # Above full_scan_points (here: none) the search walks the graph, where ACORN matters.
     with _store(engine, tmp_path / "s", full_scan_points=None) as store:
         _notes(store)
@@ -101,10 +105,8 @@ def test_local_mode_is_not_asked_for_estimates(monkeypatch: pytest.MonkeyPatch) 
 
 @pytest.mark.parametrize("engine", ["embedded", "client"])
 def test_full_scan_points_makes_small_filtered_searches_exact(
-    engine: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    engine: str, tmp_path: Path, sent: list[Any]
 ) -> None:
-    module: Any = engine_edge if engine == "embedded" else engine_client
-    sent = record_queries(monkeypatch, module)
     with _store(engine, tmp_path / "s", full_scan_points=4) as store:
         _notes(store)
         for i in range(4):
@@ -160,10 +162,8 @@ def test_choose_weighs_the_value_filter_within_the_points_carrying_its_fields() 
 
 @pytest.mark.parametrize("engine", ["embedded", "client"])
 def test_small_filtered_searches_are_exact_by_default(
-    engine: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    engine: str, tmp_path: Path, sent: list[Any]
 ) -> None:
-    module: Any = engine_edge if engine == "embedded" else engine_client
-    sent = record_queries(monkeypatch, module)
     with _store(engine, tmp_path / "s") as store:
         # "auto": 30,000 KB of vectors; 32-d float32 vectors are 128 bytes each.
         assert store._planner.full_scan_points == 240_000 == auto_full_scan_points(DIMS)
