@@ -74,22 +74,27 @@ def test_hnsw_links_quick_run(
     assert not any(tmp_path.iterdir()), "the benchmark left store files behind"
 
 
+def _target_facts(path: Path, facts: list[str]) -> None:
+    """A memory directory where user ``target`` holds ``facts`` (384-d hashing embeddings)."""
+    from langchain_tiered_memory import TieredMemory
+    from langchain_tiered_memory.fakes import HashingEmbeddings
+
+    memory = TieredMemory.open(path, embeddings=HashingEmbeddings(size=384), durable_writes=False)
+    for fact in facts:
+        memory.for_user("target").semantic.store_fact("target", fact, confidence=0.9)
+    memory.close()
+
+
 def test_search_walk_quick_run(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     if str(ROOT) not in sys.path:
         monkeypatch.syspath_prepend(str(ROOT))
     from benchmarks import search_walk
-    from langchain_tiered_memory import TieredMemory
-    from langchain_tiered_memory.fakes import HashingEmbeddings
 
-    memory = TieredMemory.open(
-        tmp_path / "mem", embeddings=HashingEmbeddings(size=384), durable_writes=False
+    _target_facts(
+        tmp_path / "mem", [f"note {i} about {w}" for i, w in enumerate(search_walk.WORDS)]
     )
-    facts = memory.for_user("target").semantic
-    for i, word in enumerate(search_walk.WORDS):
-        facts.store_fact("target", f"note {i} about {word}", confidence=0.9)
-    memory.close()
     search_walk.main([str(tmp_path / "mem" / "store"), "--queries", "4", "--rounds", "2"])
     printed = capsys.readouterr().out
     for rule in search_walk.RULES:
@@ -106,14 +111,8 @@ def test_assembly_ab_quick_run(
     if str(ROOT) not in sys.path:
         monkeypatch.syspath_prepend(str(ROOT))
     from benchmarks import assembly_ab
-    from langchain_tiered_memory import TieredMemory
-    from langchain_tiered_memory.fakes import HashingEmbeddings
 
-    memory = TieredMemory.open(
-        tmp_path / "mem", embeddings=HashingEmbeddings(), durable_writes=False
-    )
-    memory.for_user("target").semantic.store_fact("target", "likes tea", confidence=0.9)
-    memory.close()
+    _target_facts(tmp_path / "mem", ["likes tea"])
     args = [str(tmp_path / "mem"), "--block", "2", "--blocks", "2", "--embeddings", "hashing"]
     rows = assembly_ab.main(args)
     assert [r[0] for r in rows] == list(assembly_ab.SETTINGS)
