@@ -13,7 +13,7 @@ one request for all of a batch's searches):
   ``{"status": "current"}`` inside one user's namespace looked selective (the
   namespace is a small part of the collection) and paid for ACORN although it
   keeps nearly every point of that namespace, whose points have links of their
-  own: 17.5-21.5 ms against 12.6-15.7 ms for the same hits on a 100k store.
+  own: 20.1 ms p50 against 12.9 ms without it on a 100k store (``benchmarks/search_walk.py``).
 * **Exact scans below** ``full_scan_points`` (a store setting; by default
   :func:`auto_full_scan_points`, 20,000 points of 384-d vectors): the filter's
   size is estimated as the namespace's points times the value filter's share,
