@@ -66,7 +66,7 @@ from langchain_tiered_memory.stores.requests import (
     Upsert,
 )
 from langchain_tiered_memory.stores.search import search_pages
-from langchain_tiered_memory.stores.search_walk import FullScan, auto_full_scan_points
+from langchain_tiered_memory.stores.search_walk import FullScan, check_full_scan_points
 from langchain_tiered_memory.stores.sparse import bm25_document
 from langchain_tiered_memory.types import ensure_aware, utcnow, validate_namespace
 
@@ -167,15 +167,6 @@ class Planner:
         estimate: bool = False,
     ) -> None:
         self.retrieval = check_retrieval(retrieval)
-        if full_scan_points not in (None, "auto") and (
-            not isinstance(full_scan_points, int)
-            or isinstance(full_scan_points, bool)
-            or full_scan_points < 1
-        ):
-            raise ConfigurationError(
-                f"full_scan_points must be a positive int, 'auto' or None, got "
-                f"{full_scan_points!r}: pass e.g. 20_000"
-            )
         self.estimate = estimate
         self.lexical_idf = check_lexical_idf(lexical_idf)
         self.fusion = check_fusion(fusion)
@@ -197,9 +188,7 @@ class Planner:
             fields = index.get("fields") or ["$"]
             self.fields = [fields] if isinstance(fields, str) else list(fields)
         self.collection = Collection(name=collection, dims=dims, sparse=dims is not None)
-        self.full_scan_points: int | None = (
-            auto_full_scan_points(dims) if full_scan_points == "auto" else full_scan_points
-        )
+        self.full_scan_points = check_full_scan_points(full_scan_points, dims)
         self._last_us = 0
         self._last_sweep_us = 0
         self._lock = threading.Lock()

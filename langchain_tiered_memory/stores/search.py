@@ -211,14 +211,13 @@ def _walks(
         for op, _, mode in searches
     ]
     flat = [where for ask in asks for where in ask]
-    sizes: list[int] = (yield Estimate(flat)) if flat else []
-    walks: list[Walk] = []
-    for (op, _, _), ask in zip(searches, asks, strict=True):
-        counts, sizes = sizes[: len(ask)], sizes[len(ask) :]
-        walks.append(
-            choose(op, counts, full_scan_points=full_scan_points) if ask else ENGINE_CHOICE
-        )
-    return walks
+    sizes = iter((yield Estimate(flat)) if flat else [])
+    return [
+        choose(op, [next(sizes) for _ in ask], full_scan_points=full_scan_points)
+        if ask
+        else ENGINE_CHOICE
+        for (op, _, _), ask in zip(searches, asks, strict=True)
+    ]
 
 
 def search_pages(

@@ -44,6 +44,7 @@ from typing import Literal, NamedTuple, TypeAlias
 
 from langgraph.store.base import SearchOp
 
+from langchain_tiered_memory.errors import ConfigurationError
 from langchain_tiered_memory.stores.filters import (
     Where,
     fields_present,
@@ -57,6 +58,7 @@ __all__ = [
     "FullScan",
     "Walk",
     "auto_full_scan_points",
+    "check_full_scan_points",
     "choose",
     "estimates",
 ]
@@ -68,6 +70,22 @@ FULL_SCAN_VECTOR_KB = 30_000
 
 FullScan: TypeAlias = "int | Literal['auto'] | None"
 """A store's ``full_scan_points``: a number of points, ``"auto"`` or None (the engine's)."""
+
+
+def check_full_scan_points(value: FullScan, dims: int | None) -> int | None:
+    """A store's ``full_scan_points`` as a number of points (``"auto"`` resolved for ``dims``).
+
+    Raises:
+        ConfigurationError: ``value`` is not a positive int, ``"auto"`` or None.
+    """
+    if value == "auto":
+        return auto_full_scan_points(dims)
+    if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
+        raise ConfigurationError(
+            f"full_scan_points must be a positive int, 'auto' or None, got {value!r}: "
+            "pass e.g. 20_000"
+        )
+    return value
 
 
 def auto_full_scan_points(dims: int | None) -> int | None:
@@ -107,14 +125,14 @@ def estimates(op: SearchOp, *, full_scan_points: int | None) -> list[Where]:
 
 def choose(op: SearchOp, counts: Sequence[int], *, full_scan_points: int | None) -> Walk:
     """The walk for ``op`` from the estimated ``counts`` of :func:`estimates`' filters."""
-    counts = list(counts)
-    scope = counts.pop(0) if full_scan_points is not None else None
+    sizes = iter(counts)
+    scope = next(sizes) if full_scan_points is not None else 0
     kept, share = 1, 1.0
     if op.filter:
         # ``None`` matches a missing field too, so ``kept`` may exceed ``carrying``.
-        kept, carrying = counts[0], counts[1]
+        kept, carrying = next(sizes), next(sizes)
         share = min(1.0, kept / carrying) if carrying else float(kept > 0)
-    if scope is not None and full_scan_points is not None and scope * share <= full_scan_points:
+    if full_scan_points is not None and scope * share <= full_scan_points:
         return Walk(exact=True, acorn=False)
     # A filter estimated to keep nothing is scanned by the engine through its indexes.
     return Walk(exact=False, acorn=kept > 0 and share < ACORN_MAX_SHARE)
