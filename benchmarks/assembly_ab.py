@@ -12,10 +12,18 @@ queries whose order alternates, so load hits every setting alike:
 * ``"auto"`` with ``lexical_idf="global"``: BM25 statistics of the whole
   collection instead of the searched namespace.
 
+``--versus OTHER`` times two kept stores instead, both with the default
+settings: the same memories in two layouts (for instance a copy rewritten by
+``optimize(background=True)``). ``--tiers`` adds a table of what each tier's
+retrieval costs on its own (the query embedded beforehand), which tells where
+a context's time goes.
+
 Usage:
     python -m benchmarks.assembly --sizes 100000 --queries 200 --embeddings local \\
         --skip-inmemory-above 10000 --optimize --store-dir /tmp/asm
     python -m benchmarks.assembly_ab /tmp/asm/embedded-100000-local-optimized
+    python -m benchmarks.assembly_ab /tmp/asm/embedded-100000-local-optimized \\
+        --versus /tmp/asm-rewritten --tiers
 """
 
 from __future__ import annotations
@@ -26,7 +34,7 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 if __package__ in (None, ""):  # run as a file: make ``benchmarks`` importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -44,9 +52,42 @@ SETTINGS: dict[str, dict[str, Any]] = {
 }
 
 
+class Arm(NamedTuple):
+    """One row: a user of an open memory, and the store settings to time it with."""
+
+    name: str
+    user: Any
+    store: Any
+    setting: dict[str, Any]
+
+
+def _apply(arm: Arm) -> None:
+    """Set the arm's search-time settings on its store's planner (what options set on open)."""
+    points = arm.setting["full_scan_points"]
+    if points == "auto":
+        points = auto_full_scan_points(arm.store._planner.collection.dims)
+    arm.store._planner.full_scan_points = points
+    arm.store._planner.lexical_idf = arm.setting["lexical_idf"]
+
+
+def _tier_rows(arm: Arm, queries: Sequence[str], budget: int) -> list[list[Any]]:
+    """Each tier task of the assembler timed alone, the query embedded beforehand."""
+    assembler = arm.user.assembler
+    times: dict[str, list[float]] = {}
+    for query in queries:
+        arm.user.build_memory_context(query, token_budget=budget)  # embeds (and caches) it
+        for task in assembler._tasks(query):  # the assembler's own calls, in its order
+            start = time.perf_counter()
+            task.run()
+            times.setdefault(task.name, []).append((time.perf_counter() - start) * 1000)
+    return [[arm.name, n, len(t), percentile(t, 50), percentile(t, 99)] for n, t in times.items()]
+
+
 def main(argv: Sequence[str] | None = None) -> list[list[Any]]:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("memory", help="the kept memory directory (…/embedded-100000-local-optimized)")
+    p.add_argument("--versus", help="a second kept memory directory, timed against the first")
+    p.add_argument("--tiers", action="store_true", help="also time each tier's retrieval alone")
     p.add_argument("--block", type=int, default=50, help="queries per setting and block")
     p.add_argument("--blocks", type=int, default=6)
     p.add_argument("--budget", type=int, default=2000)
@@ -58,39 +99,60 @@ def main(argv: Sequence[str] | None = None) -> list[list[Any]]:
         base: Any = LocalEmbeddings.default()
     else:
         base = HashingEmbeddings()
-    rng = random.Random(11)
-    count = args.block * args.blocks * len(SETTINGS) + 10
-    when = ["again", "today", "tomorrow", "next week"]
-    queries = [f"{rng.choice(TOPICS)} {rng.choice(when)} {i}" for i in range(count)]
-    times: dict[str, list[float]] = {name: [] for name in SETTINGS}
-    memory = TieredMemory.open(args.memory, embeddings=base, durable_writes=False)
+    dirs = [args.memory] if args.versus is None else [args.memory, args.versus]
+    memories = []
     try:
-        store: Any = memory.store
-        store.warm()
+        for directory in dirs:
+            memories.append(TieredMemory.open(directory, embeddings=base, durable_writes=False))
+        arms = _arms(memories, dirs)
+        rng = random.Random(11)
+        count = args.block * args.blocks * len(arms) + 10
+        if args.tiers:
+            count += args.block * len(arms)
+        when = ["again", "today", "tomorrow", "next week"]
+        queries = [f"{rng.choice(TOPICS)} {rng.choice(when)} {i}" for i in range(count)]
         print(environment())
-        user = memory.for_user("target")
-        for query in queries[:10]:  # warm-up, not timed
-            user.build_memory_context(query, token_budget=args.budget)
+        for arm in arms:
+            arm.store.warm()
+            _apply(arm)
+            for query in queries[:10]:  # warm-up, not timed
+                arm.user.build_memory_context(query, token_budget=args.budget)
+        times: dict[str, list[float]] = {arm.name: [] for arm in arms}
         position = 10
         for block in range(args.blocks):
-            names = list(SETTINGS) if block % 2 == 0 else list(reversed(SETTINGS))
-            for name in names:
-                # Search-time settings of the store's planner (what the options set on open).
-                points = SETTINGS[name]["full_scan_points"]
-                if points == "auto":
-                    points = auto_full_scan_points(store._planner.collection.dims)
-                store._planner.full_scan_points = points
-                store._planner.lexical_idf = SETTINGS[name]["lexical_idf"]
+            for arm in arms if block % 2 == 0 else list(reversed(arms)):
+                _apply(arm)
                 for query in queries[position : position + args.block]:
                     start = time.perf_counter()
-                    user.build_memory_context(query, token_budget=args.budget)
-                    times[name].append((time.perf_counter() - start) * 1000)
+                    arm.user.build_memory_context(query, token_budget=args.budget)
+                    times[arm.name].append((time.perf_counter() - start) * 1000)
                 position += args.block
+        tiers: list[list[Any]] = []
+        for arm in arms if args.tiers else []:
+            _apply(arm)
+            tiers += _tier_rows(arm, queries[position : position + args.block], args.budget)
+            position += args.block
     finally:
-        memory.close()
+        for memory in memories:
+            memory.close()
     rows = [[name, len(t), percentile(t, 50), percentile(t, 99)] for name, t in times.items()]
     print(format_table(["setting", "contexts", "p50 ms", "p99 ms"], rows))
+    if tiers:
+        print(format_table(["setting", "tier", "calls", "p50 ms", "p99 ms"], tiers))
     return rows
+
+
+def _arms(memories: Sequence[TieredMemory], dirs: Sequence[str]) -> list[Arm]:
+    """The settings on one store, or the default setting on each of two stores."""
+    users = [(m.for_user("target"), m.store) for m in memories]
+    if len(memories) == 1:
+        user, store = users[0]
+        return [Arm(name, user, store, setting) for name, setting in SETTINGS.items()]
+    default = SETTINGS['full_scan_points="auto" (default)']
+    return [
+        Arm(f"{label}: {Path(d).name}", user, store, default)
+        for label, d, (user, store) in zip(("A", "B"), dirs, users, strict=True)
+    ]
 
 
 if __name__ == "__main__":

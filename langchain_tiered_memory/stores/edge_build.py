@@ -49,6 +49,7 @@ import qdrant_edge as qe
 
 __all__ = [
     "LINKED_INDEXES",
+    "TENANT_INDEX",
     "EdgeOptimizers",
     "VectorNames",
     "build",
@@ -56,6 +57,7 @@ __all__ = [
     "index_schema",
     "relink_indexes",
     "relink_operations",
+    "tenant_layout",
 ]
 
 _BATCH = 256
@@ -79,6 +81,21 @@ filters (measured 2026-12-01, 2 cores). The other indexes still serve filters
 and counts.
 Mirrors :data:`~langchain_tiered_memory.stores.requests.LINKED_INDEXES` (this
 file imports no package module, see above).
+"""
+
+TENANT_INDEX = "ns_path"
+"""The keyword index whose values Qdrant groups points by when it builds a segment.
+
+``is_tenant`` on the exact-namespace index makes each namespace's points
+contiguous in an optimized segment (sorted by namespace, so a prefix's are
+too). A namespace-filtered search then reads its vectors in order instead of
+hopping over the whole segment: with 200k clustered 384-d points in 20
+namespaces of 10k, one run timed a namespace-filtered exact top-10 at 2.65 ms
+p50 with the layout and 5.28 ms without, and the graph search at 1.67 and
+2.11 ms, recall 1.0 both (2026-12-02, 2 cores). Only a segment built after the
+flag is set gets the layout: a store made before it is rewritten by its next
+background optimisation (see :func:`tenant_layout`). Mirrors
+:data:`~langchain_tiered_memory.stores.requests.TENANT_INDEX`.
 """
 
 
@@ -155,16 +172,25 @@ def edge_config(
     return qe.EdgeConfig(vectors=vectors, sparse_vectors=sparse, optimizers=opt, hnsw_config=hnsw)
 
 
-def index_schema(name: str, kind: qe.PayloadSchemaType) -> qe.PayloadSchemaType | Any:
+def index_schema(
+    name: str, kind: qe.PayloadSchemaType, tenant: bool | None = None
+) -> qe.PayloadSchemaType | Any:
     """The index of payload field ``name`` holding ``kind``: linked in the graph or not.
+
+    ``tenant`` overrides whether a keyword index is the layout key (by default
+    only :data:`TENANT_INDEX` is).
 
     Example:
         >>> index_schema("updated_us", qe.PayloadSchemaType.Integer).enable_hnsw
         False
+        >>> index_schema("ns_path", qe.PayloadSchemaType.Keyword).is_tenant
+        True
     """
     linked = name in LINKED_INDEXES
     if kind == qe.PayloadSchemaType.Keyword:
-        return qe.KeywordIndexParams(enable_hnsw=linked)
+        if tenant is None:
+            tenant = name == TENANT_INDEX
+        return qe.KeywordIndexParams(enable_hnsw=linked, is_tenant=tenant or None)
     if kind == qe.PayloadSchemaType.Integer:
         return qe.IntegerIndexParams(lookup=True, range=True, enable_hnsw=linked)
     if kind == qe.PayloadSchemaType.Float:
@@ -178,17 +204,35 @@ def _linked(index: qe.PayloadIndexInfo) -> bool:
     return params is None or getattr(params, "enable_hnsw", None) is not False
 
 
+def _tenant(index: qe.PayloadIndexInfo) -> bool:
+    """Whether an existing index is a layout key (``is_tenant``)."""
+    return bool(getattr(index.params, "is_tenant", None))
+
+
+def tenant_layout(shard: qe.EdgeShard) -> bool:
+    """Whether ``shard`` lays its segments out by namespace (:data:`TENANT_INDEX`).
+
+    False for a store made before the layout: flagging its index would only lay
+    out the segments built afterwards, so the background optimiser rewrites such
+    a store from its points instead (``purge``), once.
+    """
+    index = shard.info().payload_schema.get(TENANT_INDEX)
+    return index is not None and _tenant(index)
+
+
 def relink_operations(shard: qe.EdgeShard) -> list[qe.UpdateOperation]:
     """The updates that give every payload index of ``shard`` the links :func:`index_schema` asks.
 
     Stores made before :data:`LINKED_INDEXES` linked every index: each such index
     is dropped and recreated (rebuilt from the stored payloads, seconds at 100k
-    points). Empty when the shard is already current.
+    points). Empty when the shard is already current. An index keeps its
+    ``is_tenant`` flag, so :func:`tenant_layout` still tells a store whose
+    segments predate the layout.
     """
     ops = []
     for name, index in shard.info().payload_schema.items():
         if _linked(index) != (name in LINKED_INDEXES):
-            schema = index_schema(name, index.data_type)
+            schema = index_schema(name, index.data_type, tenant=_tenant(index))
             ops.append(qe.UpdateOperation.delete_field_index(name))
             ops.append(qe.UpdateOperation.create_field_index(name, schema))
     return ops

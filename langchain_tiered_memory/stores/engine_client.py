@@ -44,6 +44,7 @@ from langchain_tiered_memory.stores.requests import (
     KEYWORD_INDEXES,
     LINKED_INDEXES,
     SPARSE,
+    TENANT_INDEX,
     Collection,
     Count,
     Delete,
@@ -203,10 +204,18 @@ def _setup_calls(c: Collection) -> Calls:
 
 
 def _index_schema(name: str) -> models.PayloadSchemaParams:
-    """The index of payload field ``name``: HNSW links only for :data:`LINKED_INDEXES`."""
+    """The index of payload field ``name``: HNSW links only for :data:`LINKED_INDEXES`.
+
+    A server lays segments out by :data:`TENANT_INDEX` (``is_tenant``) in new
+    collections; collections made before keep their layout.
+    """
     linked = name in LINKED_INDEXES
     if name in KEYWORD_INDEXES:
-        return models.KeywordIndexParams(type=models.KeywordIndexType.KEYWORD, enable_hnsw=linked)
+        return models.KeywordIndexParams(
+            type=models.KeywordIndexType.KEYWORD,
+            enable_hnsw=linked,
+            is_tenant=True if name == TENANT_INDEX else None,
+        )
     if name in INTEGER_INDEXES:
         return models.IntegerIndexParams(
             type=models.IntegerIndexType.INTEGER, lookup=True, range=True, enable_hnsw=linked

@@ -58,6 +58,7 @@ from langchain_tiered_memory.stores.edge_build import (
     index_schema,
     optimizers_to_json,
     relink_operations,
+    tenant_layout,
 )
 from langchain_tiered_memory.stores.edge_files import (
     META,
@@ -432,6 +433,10 @@ class EdgeEngine:
         ``purge`` is asked and that run does not purge: then the purge starts
         after it.
 
+        A store made before segments were laid out by namespace is rewritten
+        (``purge``) once, since only a rebuild from its points lays it out (see
+        :data:`~langchain_tiered_memory.stores.edge_build.TENANT_INDEX`).
+
         Args:
             purge: Rewrite the shard from its live points, so deleted payloads
                 leave the disk (segment files and write-ahead log).
@@ -439,6 +444,8 @@ class EdgeEngine:
         """
         live = self._live()
         assert self.container is not None
+        with live.reading() as shard:
+            purge = purge or not tenant_layout(shard)
         with self._optimization_lock:
             self._builds = [b for b in self._builds if not b.status.done()]
             running = self._builds[-1] if self._builds else None

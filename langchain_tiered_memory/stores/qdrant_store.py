@@ -22,7 +22,10 @@ default 30,000 KB of vectors: 20,000 of 384-d) scans them exactly (recall 1.0)
 instead of leaving that to the engine's full-scan threshold (about 6,700 points
 of 384-d); None restores the engine's choice. Above it, a value filter asks for
 ACORN when it keeps under 40% of the points carrying its fields: see
-:mod:`.search_walk`.
+:mod:`.search_walk`. Optimized segments keep each namespace's points together
+(``is_tenant`` on the exact-namespace index, on both engines), so a
+namespace-filtered search reads them in order; a store made before is
+rewritten once by its next background optimisation (see :meth:`start_optimize`).
 ``SearchItem.score`` is the cosine similarity in dense mode, the BM25 score in
 lexical mode and the fused score in hybrid mode (the weighted sum of z-scores, or
 ``sum 1/(60 + rank)`` with RRF).
@@ -443,8 +446,10 @@ class QdrantMemoryStore(BaseStore):
         (milliseconds); loading the new shard holds the GIL briefly (0.1-0.3 s
         at 5k-100k points). A crash at any point loses no acknowledged write.
         ``purge=True`` rewrites the shard from its live points instead (see
-        :meth:`purge_deleted`). Other engines: the server optimises by itself;
-        the status is already done with outcome ``"skipped"``.
+        :meth:`purge_deleted`); a store made before segments were laid out by
+        namespace is rewritten so once, whatever ``purge`` says (only a rebuild
+        from the points lays old segments out). Other engines: the server
+        optimises by itself; the status is already done with outcome ``"skipped"``.
 
         Args:
             purge: Also remove deleted items' data from disk.

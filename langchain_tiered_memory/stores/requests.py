@@ -66,6 +66,11 @@ LINKED_INDEXES = frozenset({"ns_prefixes"})
 namespace prefix); the others only filter and count. Linking every index made a
 100k-point graph build 3.4x slower for the same recall: see
 :data:`~langchain_tiered_memory.stores.edge_build.LINKED_INDEXES`."""
+TENANT_INDEX = "ns_path"
+"""The keyword index Qdrant lays segments out by (``is_tenant``): a namespace's
+points sit together on disk, so a namespace-filtered scan reads them in order
+instead of hopping over the whole segment. See
+:data:`~langchain_tiered_memory.stores.edge_build.TENANT_INDEX`."""
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ from langchain_tiered_memory.errors import BackendError, ConfigurationError
 from langchain_tiered_memory.fakes import HashingEmbeddings
 from langchain_tiered_memory.stores import QdrantMemoryStore
 from langchain_tiered_memory.stores import edge_optimizer as eo
-from langchain_tiered_memory.stores.edge_build import EdgeOptimizers
+from langchain_tiered_memory.stores.edge_build import TENANT_INDEX, EdgeOptimizers, tenant_layout
 
 DIMS = 64
 # Index segments above 10 KB, so a few thousand points get real HNSW graphs.
@@ -347,9 +347,43 @@ def test_only_namespace_prefixes_are_linked_and_optimize_relinks_old_stores(
         assert len(store.search(("ns", "u3"), limit=1000)) == 200
 
 
+def _drop_the_layout(store: QdrantMemoryStore) -> None:
+    """Make the namespace index a plain one, as stores made before the layout had it."""
+    live = store.engine.live  # type: ignore[union-attr]
+    live.write(qe.UpdateOperation.delete_field_index(TENANT_INDEX))
+    plain = qe.KeywordIndexParams(enable_hnsw=False)
+    live.write(qe.UpdateOperation.create_field_index(TENANT_INDEX, plain))
+
+
+def test_segments_are_laid_out_by_namespace_and_old_stores_are_rewritten_once(
+    filled: Path,
+) -> None:
+    with _open(filled) as store:
+        shard = store.engine.shard  # type: ignore[union-attr]
+        assert tenant_layout(shard)  # a new store has the layout key from the start
+        before = _probe(store)
+        _drop_the_layout(store)
+        assert not tenant_layout(store.engine.shard)  # type: ignore[union-attr]
+        store.optimize()  # in place: the old segments keep their order, so no flag either
+        assert not tenant_layout(store.engine.shard)  # type: ignore[union-attr]
+        status = store.optimize(background=True)
+        assert status.purge  # rewritten from its points, though no purge was asked
+        report = status.result(timeout=240)
+        assert report.outcome == "swapped" and report.purged and report.points == 2000
+        assert tenant_layout(store.engine.shard)  # type: ignore[union-attr]
+        assert _probe(store) == before
+        again = store.optimize(background=True)
+        assert not again.purge  # once is enough
+        assert again.result(timeout=240).outcome in ("swapped", "skipped")
+        assert len(store.search(("ns", "u3"), limit=1000)) == 200
+
+
 def test_the_two_engines_link_the_same_indexes() -> None:
     from langchain_tiered_memory.stores import edge_build, engine_client, requests
 
     assert edge_build.LINKED_INDEXES == requests.LINKED_INDEXES
+    assert edge_build.TENANT_INDEX == requests.TENANT_INDEX
     for name in (*requests.KEYWORD_INDEXES, *requests.INTEGER_INDEXES, "value.t"):
-        assert engine_client._index_schema(name).enable_hnsw is (name in requests.LINKED_INDEXES)
+        schema = engine_client._index_schema(name)
+        assert schema.enable_hnsw is (name in requests.LINKED_INDEXES)
+        assert bool(getattr(schema, "is_tenant", None)) is (name == requests.TENANT_INDEX)

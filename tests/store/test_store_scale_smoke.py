@@ -118,3 +118,22 @@ def test_assembly_ab_quick_run(
     assert [r[0] for r in rows] == list(assembly_ab.SETTINGS)
     assert all(r[1] == 4 and r[2] <= r[3] for r in rows), rows
     assert '| "auto" + lexical_idf="global" | 4 |' in capsys.readouterr().out
+
+
+def test_assembly_ab_times_two_stores_and_each_tier(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    if str(ROOT) not in sys.path:
+        monkeypatch.syspath_prepend(str(ROOT))
+    from benchmarks import assembly_ab
+
+    _target_facts(tmp_path / "one", ["likes tea"])
+    _target_facts(tmp_path / "two", ["likes coffee"])
+    args = [str(tmp_path / "one"), "--versus", str(tmp_path / "two"), "--tiers"]
+    rows = assembly_ab.main([*args, "--block", "2", "--blocks", "2", "--embeddings", "hashing"])
+    assert [r[0] for r in rows] == ["A: one", "B: two"]
+    assert all(r[1] == 4 for r in rows), rows
+    printed = capsys.readouterr().out
+    for arm in ("A: one", "B: two"):  # every tier of the assembler, timed twice per store
+        for tier in ("warnings", "strategies", "preferences", "profile", "knowledge"):
+            assert f"| {arm} | {tier} | 2 |" in printed, printed
