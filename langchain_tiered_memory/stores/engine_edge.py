@@ -408,6 +408,13 @@ class EdgeEngine:
             with live.write_lock:
                 for relink in relink_operations(live.shard):
                     live.write(relink)
+            if not tenant_layout(live.shard):
+                logger.warning(
+                    "the store at %s predates the namespace layout of its segments, which an "
+                    "in-process optimize cannot add: run optimize(background=True) once to "
+                    "rewrite it (namespace-filtered searches then read about twice as fast)",
+                    self.root,
+                )
         op = _write_op(request)
         if op is not None:
             if self._ttl_free and _sets_expiry(request):

@@ -11,6 +11,7 @@ that keep the store as it was.
 from __future__ import annotations
 
 import json
+import logging
 import shutil
 import threading
 import time
@@ -356,7 +357,7 @@ def _drop_the_layout(store: QdrantMemoryStore) -> None:
 
 
 def test_segments_are_laid_out_by_namespace_and_old_stores_are_rewritten_once(
-    filled: Path,
+    filled: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     with _open(filled) as store:
         shard = store.engine.shard  # type: ignore[union-attr]
@@ -364,7 +365,9 @@ def test_segments_are_laid_out_by_namespace_and_old_stores_are_rewritten_once(
         before = _probe(store)
         _drop_the_layout(store)
         assert not tenant_layout(store.engine.shard)  # type: ignore[union-attr]
-        store.optimize()  # in place: the old segments keep their order, so no flag either
+        with caplog.at_level(logging.WARNING, "langchain_tiered_memory.stores.engine_edge"):
+            store.optimize()  # in place: the old segments keep their order, so no flag either
+        assert "optimize(background=True)" in caplog.text  # and the user is told what to do
         assert not tenant_layout(store.engine.shard)  # type: ignore[union-attr]
         status = store.optimize(background=True)
         assert status.purge  # rewritten from its points, though no purge was asked
