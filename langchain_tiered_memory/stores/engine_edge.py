@@ -190,15 +190,23 @@ def _write_op(request: Any) -> qe.UpdateOperation | None:
 
 
 def _ensure_indexes(shard: qe.EdgeShard) -> None:
-    """Create the store's keyword and integer payload indexes that the shard lacks."""
-    schema = shard.info().payload_schema
+    """Create the store's keyword and integer payload indexes that the shard lacks.
+
+    A layout key added to a shard that already holds points is left unflagged:
+    its segments are not laid out yet, and :func:`.edge_build.tenant_layout`
+    must say so for the next background optimisation to rewrite them.
+    """
+    info = shard.info()
+    schema, holds_points = info.payload_schema, info.points_count > 0
     for names, kind in (
         (KEYWORD_INDEXES, qe.PayloadSchemaType.Keyword),
         (INTEGER_INDEXES, qe.PayloadSchemaType.Integer),
     ):
         for name in names:
             if name not in schema:
-                shard.update(qe.UpdateOperation.create_field_index(name, index_schema(name, kind)))
+                tenant = False if holds_points else None
+                index = index_schema(name, kind, tenant=tenant)
+                shard.update(qe.UpdateOperation.create_field_index(name, index))
 
 
 def _upgrade_meta(meta_path: Path) -> None:

@@ -379,6 +379,12 @@ def test_segments_are_laid_out_by_namespace_and_old_stores_are_rewritten_once(
         assert not again.purge  # once is enough
         assert again.result(timeout=240).outcome in ("swapped", "skipped")
         assert len(store.search(("ns", "u3"), limit=1000)) == 200
+        # A store made before the namespace index existed: reopening adds it unflagged.
+        store.engine.live.write(qe.UpdateOperation.delete_field_index(TENANT_INDEX))  # type: ignore[union-attr]
+    with _open(filled) as store:
+        assert TENANT_INDEX in store.engine.shard.info().payload_schema  # type: ignore[union-attr]
+        assert not tenant_layout(store.engine.shard)  # type: ignore[union-attr]
+        assert store.optimize(background=True).purge
 
 
 def test_the_two_engines_link_the_same_indexes() -> None:
