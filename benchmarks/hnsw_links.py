@@ -1,16 +1,25 @@
-"""HNSW build time and recall with two payload-index layouts of the embedded store.
+"""HNSW build time, latency and recall under the payload-index layouts of the embedded store.
 
 Qdrant adds HNSW links for every value block of every payload index between its
 full-scan threshold and about a fifth of the points. The store links only ``ns_prefixes``
 (``stores.edge_build.LINKED_INDEXES``); stores made before linked every index.
-This script writes ``--points`` points of ``benchmarks/store_scale.py``'s data
-(seeded 384-d unit vectors over 100 namespaces, through the store's own
-``batch``, not optimised), copies them into a fresh Qdrant Edge shard per
-layout, times ``optimize()`` and then 200 top-10 queries with a namespace filter
-and with namespace + time range, scored against exact search (numpy).
+It also makes ``ns_path`` the tenant key (``stores.edge_build.TENANT_INDEX``), so
+optimised segments keep each namespace's points together; stores made before
+did not. This script writes ``--points`` points of ``benchmarks/store_scale.py``'s
+data (seeded 384-d unit vectors over ``--namespaces`` namespaces, through the
+store's own ``batch``, not optimised), copies them into a fresh Qdrant Edge
+shard per layout, times ``optimize()`` and then top-10 queries with a namespace
+filter (the engine's walk, and an exact scan) and with namespace + time range,
+scored against exact search (numpy). Layouts:
+
+* ``current``: what stores get now;
+* ``no namespace layout``: the same without the tenant key;
+* ``every index linked``: Qdrant's default links and no tenant key.
 
 Usage:
     python benchmarks/hnsw_links.py --points 100000
+    python benchmarks/hnsw_links.py --points 200000 --namespaces 20 \\
+        --layouts current "no namespace layout"
 """
 
 from __future__ import annotations
@@ -38,19 +47,22 @@ from langchain_tiered_memory.stores.requests import DENSE, SPARSE
 
 NAMES = VectorNames(dense=DENSE, sparse=SPARSE)
 
-LAYOUTS = ("current", "every index linked")
+LAYOUTS = ("current", "no namespace layout", "every index linked")
 HEADERS = [
     "layout",
     "points",
     "optimize s",
     "ns p50 / p99 ms",
+    "ns exact scan p50 / p99 ms",
     "ns + time p50 / p99 ms",
     "recall@10 ns / ns + time",
 ]
 
 
 def _schema(layout: str, name: str, kind: qe.PayloadSchemaType) -> Any:
-    return kind if layout == "every index linked" else index_schema(name, kind)
+    if layout == "every index linked":
+        return kind
+    return index_schema(name, kind, tenant=False if layout == "no namespace layout" else None)
 
 
 def _copy(source: qe.EdgeShard, target: qe.EdgeShard, layout: str, points: int) -> dict[str, Any]:
@@ -91,7 +103,7 @@ def _measure(shard: qe.EdgeShard, data: dict[str, Any], queries: int) -> dict[st
     rng = random.Random(7)
     lo, hi = np.percentile(data["ts"], [30, 60])
     out: dict[str, Any] = {}
-    for kind in ("ns", "time"):
+    for kind in ("ns", "exact", "time"):
         latencies, recalls = [], []
         for q in range(queries):
             vector = data["unit"][rng.randrange(len(data["ids"]))]
@@ -107,6 +119,7 @@ def _measure(shard: qe.EdgeShard, data: dict[str, Any], queries: int) -> dict[st
                 filter=qe.Filter(must=must),
                 limit=10,
                 with_payload=False,
+                params=qe.SearchParams(exact=True) if kind == "exact" else None,
             )
             started = time.perf_counter()
             found = shard.query(request)
@@ -120,11 +133,11 @@ def _measure(shard: qe.EdgeShard, data: dict[str, Any], queries: int) -> dict[st
     return out
 
 
-def _write_store(path: Path, points: int) -> Path:
+def _write_store(path: Path, points: int, namespaces: int) -> Path:
     """A store of ``points`` store_scale points, never optimised; returns its path."""
     from benchmarks.store_scale import LookupEmbeddings, _open, make_data, put_points
 
-    data = make_data(points, namespaces=100, dims=384, queries=1, seed=42)
+    data = make_data(points, namespaces=namespaces, dims=384, queries=1, seed=42)
     store, _ = _open("embedded", path, LookupEmbeddings(data), 384)
     try:
         put_points(store, data, 1_000)
@@ -133,11 +146,17 @@ def _write_store(path: Path, points: int) -> Path:
     return path
 
 
-def run(points: int, queries: int, workdir: Path) -> list[list[Any]]:
+def run(
+    points: int,
+    queries: int,
+    workdir: Path,
+    namespaces: int = 100,
+    layouts: tuple[str, ...] = LAYOUTS,
+) -> list[list[Any]]:
     """One table row per layout."""
-    store = _write_store(workdir / "source", points)
+    store = _write_store(workdir / "source", points, namespaces)
     rows = []
-    for layout in LAYOUTS:
+    for layout in layouts:
         target_dir = workdir / layout.replace(" ", "-")
         shutil.rmtree(target_dir, ignore_errors=True)
         source = qe.EdgeShard.load(str(recover(store / "memories")))
@@ -161,6 +180,7 @@ def run(points: int, queries: int, workdir: Path) -> list[list[Any]]:
                 f"{len(data['ids']):,}",
                 f"{build:.1f}",
                 f"{m['ns'][0]:.2f} / {m['ns'][1]:.2f}",
+                f"{m['exact'][0]:.2f} / {m['exact'][1]:.2f}",
                 f"{m['time'][0]:.2f} / {m['time'][1]:.2f}",
                 f"{m['ns'][2]:.3f} / {m['time'][2]:.3f}",
             ]
@@ -174,10 +194,13 @@ def main(argv: list[str] | None = None) -> list[list[Any]]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--points", type=int, default=100_000)
     parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--namespaces", type=int, default=100)
+    parser.add_argument("--layouts", nargs="+", choices=LAYOUTS, default=list(LAYOUTS))
     parser.add_argument("--workdir", help="directory for the copies (default: a temp dir)")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
-        rows = run(args.points, args.queries, Path(args.workdir or tmp))
+        workdir = Path(args.workdir or tmp)
+        rows = run(args.points, args.queries, workdir, args.namespaces, tuple(args.layouts))
     print(f"HNSW links by payload-index layout; {environment()}")
     print(format_table(HEADERS, rows))
     return rows

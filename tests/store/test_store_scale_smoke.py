@@ -66,11 +66,14 @@ def test_hnsw_links_quick_run(
     from benchmarks import hnsw_links
 
     rows = hnsw_links.main(["--points", "400", "--queries", "8", "--workdir", str(tmp_path)])
-    assert [r[0] for r in rows] == ["current", "every index linked"]
+    assert [r[0] for r in rows] == ["current", "no namespace layout", "every index linked"]
     for row in rows:
         assert row[1] == "400"
-        assert row[5] == "1.000 / 1.000", row  # 4 points per namespace: exact either way
+        assert row[6] == "1.000 / 1.000", row  # 4 points per namespace: exact either way
     assert "| every index linked | 400 |" in capsys.readouterr().out
+    args = ["--points", "200", "--queries", "4", "--namespaces", "2", "--workdir", str(tmp_path)]
+    rows = hnsw_links.main([*args, "--layouts", "no namespace layout"])
+    assert [r[0] for r in rows] == ["no namespace layout"]
     assert not any(tmp_path.iterdir()), "the benchmark left store files behind"
 
 
