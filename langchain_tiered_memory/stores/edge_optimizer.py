@@ -74,7 +74,8 @@ class OptimizationReport:
         outcome: ``"swapped"`` (the optimised shard is live), ``"skipped"``
             (nothing to do on this engine), ``"failed"`` or ``"cancelled"``.
         purged: The shard was rewritten from its live points (deleted payloads
-            are gone from disk).
+            are gone from disk; also done once, unasked, to lay out a store made
+            before segments were grouped by namespace).
         optimized: Qdrant Edge reported that it changed segments (HNSW, merges).
         points: Points in the new shard after the build (before the replay).
         journaled: Writes made during the build and replayed into the new shard.
