@@ -34,6 +34,8 @@ Usage:
         --indexing-threshold-kb 100000000   # no HNSW graph: payload-index scans only
     python -m benchmarks.store_scale --sizes 1000000 --engines embedded \
         --full-scan-points 20000   # also: the same store, filters under 20k points scanned
+    python -m benchmarks.store_scale --sizes 1000000 --engines embedded \
+        --workdir /tmp/ss --keep   # the store stays in /tmp/ss/embedded-1000000
 """
 
 from __future__ import annotations
@@ -101,6 +103,7 @@ class Config:
     indexing_threshold_kb: int | None = None
     indexing_threads: int | None = None
     full_scan_points: tuple[int | None, ...] = ()
+    keep: bool = False
 
     def optimizers(self) -> Any:
         """The embedded engine's :class:`EdgeOptimizers`, or ``None`` for Edge's defaults."""
@@ -353,7 +356,8 @@ def run_engine(engine: str, n: int, config: Config, workdir: str) -> dict[str, A
         reopen_s = reopen.seconds
         assert [i.key for i in again] == [i.key for i in res_ns[0]], "reopen lost data"
     _close(store, client)
-    shutil.rmtree(path, ignore_errors=True)
+    if not config.keep:  # --keep: the store stays in --workdir, to be timed again
+        shutil.rmtree(path, ignore_errors=True)
     return {
         "engine": engine,
         "points": n,
@@ -530,9 +534,16 @@ def parse_args(argv: list[str] | None = None) -> tuple[Config, str | None]:
     )
     parser.add_argument("--in-process", action="store_true", help="no process per engine")
     parser.add_argument("--workdir", help="directory for store files (default: a temp dir)")
+    parser.add_argument(
+        "--keep",
+        action="store_true",
+        help="keep each store in --workdir (<engine>-<points>) instead of deleting it",
+    )
     parser.add_argument("--json", help="also write the rows as JSON to this path")
     args = parser.parse_args(argv)
 
+    if args.keep and not args.workdir:
+        parser.error("--keep needs --workdir: the default work directory is deleted")
     engines = tuple(e.strip() for e in args.engines.split(",") if e.strip())
     unknown = set(engines) - set(ENGINES)
     if unknown:
@@ -558,6 +569,7 @@ def parse_args(argv: list[str] | None = None) -> tuple[Config, str | None]:
         indexing_threshold_kb=args.indexing_threshold_kb,
         indexing_threads=args.indexing_threads,
         full_scan_points=tuple(args.full_scan_points),
+        keep=args.keep,
     )
     return config, args.json
 

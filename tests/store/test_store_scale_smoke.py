@@ -58,6 +58,21 @@ def test_store_scale_quick_run(
     assert not any(work.iterdir()), "the benchmark left store files behind"
 
 
+def test_store_scale_keeps_the_store_when_asked(
+    store_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if str(ROOT) not in sys.path:
+        monkeypatch.syspath_prepend(str(ROOT))
+    from benchmarks import store_scale
+
+    work = store_dir / "kept"
+    args = ["--sizes", "200", "--namespaces", "4", "--queries", "4", "--engines", "embedded"]
+    store_scale.main([*args, "--in-process", "--no-optimize", "--workdir", str(work), "--keep"])
+    assert (work / "embedded-200" / "memories").is_dir()
+    with pytest.raises(SystemExit):  # a kept store needs a directory that is not deleted
+        store_scale.main([*args, "--keep"])
+
+
 def test_hnsw_links_quick_run(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
