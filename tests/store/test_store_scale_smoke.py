@@ -12,15 +12,19 @@ from store_support import import_store_class
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.fixture(autouse=True)
+def _benchmarks_importable(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make the repository's ``benchmarks`` package importable in every test here."""
+    if str(ROOT) not in sys.path:
+        monkeypatch.syspath_prepend(str(ROOT))
+
+
 def test_store_scale_quick_run(
     store_dir: Path,
     tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     import_store_class()
-    if str(ROOT) not in sys.path:
-        monkeypatch.syspath_prepend(str(ROOT))
     from benchmarks import store_scale
 
     out = tmp_path / "rows.json"
@@ -58,11 +62,7 @@ def test_store_scale_quick_run(
     assert not any(work.iterdir()), "the benchmark left store files behind"
 
 
-def test_store_scale_keeps_the_store_when_asked(
-    store_dir: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    if str(ROOT) not in sys.path:
-        monkeypatch.syspath_prepend(str(ROOT))
+def test_store_scale_keeps_the_store_when_asked(store_dir: Path) -> None:
     from benchmarks import store_scale
 
     work = store_dir / "kept"
@@ -73,11 +73,7 @@ def test_store_scale_keeps_the_store_when_asked(
         store_scale.main([*args, "--keep"])
 
 
-def test_hnsw_links_quick_run(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    if str(ROOT) not in sys.path:
-        monkeypatch.syspath_prepend(str(ROOT))
+def test_hnsw_links_quick_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from benchmarks import hnsw_links
 
     rows = hnsw_links.main(["--points", "400", "--queries", "8", "--workdir", str(tmp_path)])
@@ -103,11 +99,7 @@ def _target_facts(path: Path, facts: list[str]) -> None:
     memory.close()
 
 
-def test_search_walk_quick_run(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    if str(ROOT) not in sys.path:
-        monkeypatch.syspath_prepend(str(ROOT))
+def test_search_walk_quick_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from benchmarks import search_walk
 
     _target_facts(
@@ -123,11 +115,7 @@ def test_search_walk_quick_run(
     assert line.split("|")[5:7] == [" 0 ", " 8 "], line
 
 
-def test_assembly_ab_quick_run(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    if str(ROOT) not in sys.path:
-        monkeypatch.syspath_prepend(str(ROOT))
+def test_assembly_ab_quick_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from benchmarks import assembly_ab
 
     _target_facts(tmp_path / "mem", ["likes tea"])
@@ -139,10 +127,8 @@ def test_assembly_ab_quick_run(
 
 
 def test_assembly_ab_times_two_stores_and_each_tier(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    if str(ROOT) not in sys.path:
-        monkeypatch.syspath_prepend(str(ROOT))
     from benchmarks import assembly_ab
 
     _target_facts(tmp_path / "one", ["likes tea"])
