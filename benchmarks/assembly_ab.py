@@ -12,6 +12,14 @@ queries whose order alternates, so load hits every setting alike:
 * ``"auto"`` with ``lexical_idf="global"``: BM25 statistics of the whole
   collection instead of the searched namespace.
 
+``--unversioned`` adds the default setting with the store's namespace versions
+hidden, so the procedural tier folds its tool-use log on every call instead of
+reusing the result while nothing was written (the behaviour before 2026-12-02).
+
+``--engine-queries`` adds the floor under a context: the query embedding alone,
+and each engine query the tiers send, run alone (one per engine call) with the
+default setting. Their sum is what a context costs before any Python of ours.
+
 ``--versus OTHER`` times two kept stores instead, both with the default
 settings: the same memories in two layouts (for instance a copy rewritten by
 ``optimize(background=True)``). ``--tiers`` adds a table of what each tier's
@@ -21,7 +29,7 @@ a context's time goes.
 Usage:
     python -m benchmarks.assembly --sizes 100000 --queries 200 --embeddings local \\
         --skip-inmemory-above 10000 --optimize --store-dir /tmp/asm
-    python -m benchmarks.assembly_ab /tmp/asm/embedded-100000-local-optimized
+    python -m benchmarks.assembly_ab /tmp/asm/embedded-100000-local-optimized --unversioned
     python -m benchmarks.assembly_ab /tmp/asm/embedded-100000-local-optimized \\
         --versus /tmp/asm-rewritten --tiers
 """
@@ -43,6 +51,7 @@ from benchmarks._common import environment, format_table, percentile
 from benchmarks.assembly import TOPICS
 from langchain_tiered_memory import TieredMemory
 from langchain_tiered_memory.fakes import HashingEmbeddings
+from langchain_tiered_memory.stores.requests import QueryBatch
 from langchain_tiered_memory.stores.search_walk import auto_full_scan_points
 
 SETTINGS: dict[str, dict[str, Any]] = {
@@ -61,8 +70,21 @@ class Arm(NamedTuple):
     setting: dict[str, Any]
 
 
+UNVERSIONED = "default, namespace versions hidden"
+DEFAULT = 'full_scan_points="auto" (default)'
+
+
+def _no_versions(namespace_prefix: tuple[str, ...]) -> None:
+    """What a store that keeps no namespace versions answers."""
+    return None
+
+
 def _apply(arm: Arm) -> None:
     """Set the arm's search-time settings on its store's planner (what options set on open)."""
+    if arm.setting.get("versions", True):
+        arm.store.__dict__.pop("namespace_version", None)  # the class's method again
+    else:
+        arm.store.namespace_version = _no_versions
     points = arm.setting["full_scan_points"]
     if points == "auto":
         points = auto_full_scan_points(arm.store._planner.collection.dims)
@@ -83,16 +105,67 @@ def _tier_rows(arm: Arm, queries: Sequence[str], budget: int) -> list[list[Any]]
     return [[arm.name, n, len(t), percentile(t, 50), percentile(t, 99)] for n, t in times.items()]
 
 
+def _engine_query_rows(
+    arm: Arm, queries: Sequence[str], budget: int, embeddings: Any
+) -> list[list[Any]]:
+    """The query embedding and each engine query of each tier, timed alone."""
+    engine = arm.store.engine
+    execute = engine.execute
+    times: dict[tuple[str, str], list[float]] = {}
+    tier = [""]
+
+    def timed(request: Any) -> Any:
+        if not isinstance(request, QueryBatch):
+            return execute(request)
+        for position, query in enumerate(request.queries):
+            start = time.perf_counter()
+            execute(QueryBatch([query]))
+            key = (tier[0], f"{position + 1}: {query.mode}, limit {query.limit}")
+            times.setdefault(key, []).append((time.perf_counter() - start) * 1000)
+        return execute(request)
+
+    engine.execute = timed
+    try:
+        for number, query in enumerate(queries):
+            start = time.perf_counter()
+            embeddings.embed_query(f"{query} {number}")  # a text no cache has seen
+            times.setdefault(("(query embedding)", "-"), []).append(
+                (time.perf_counter() - start) * 1000
+            )
+            arm.user.build_memory_context(query, token_budget=budget)  # embeds (and caches) it
+            for task in arm.user.assembler._tasks(query):
+                tier[0] = task.name
+                task.run()
+    finally:
+        del engine.execute  # the class's method again
+    return [
+        [name, what, len(t), percentile(t, 50), percentile(t, 99)]
+        for (name, what), t in times.items()
+    ]
+
+
 def main(argv: Sequence[str] | None = None) -> list[list[Any]]:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("memory", help="the kept memory directory (…/embedded-100000-local-optimized)")
     p.add_argument("--versus", help="a second kept memory directory, timed against the first")
     p.add_argument("--tiers", action="store_true", help="also time each tier's retrieval alone")
+    p.add_argument(
+        "--engine-queries",
+        action="store_true",
+        help="also time the query embedding and each engine query of each tier alone",
+    )
+    p.add_argument(
+        "--unversioned",
+        action="store_true",
+        help="add the default setting with the store's namespace versions hidden",
+    )
     p.add_argument("--block", type=int, default=50, help="queries per setting and block")
     p.add_argument("--blocks", type=int, default=6)
     p.add_argument("--budget", type=int, default=2000)
     p.add_argument("--embeddings", choices=["local", "hashing"], default="local")
     args = p.parse_args(argv)
+    if args.unversioned and args.versus:
+        p.error("--unversioned adds a setting on one store: leave out --versus")
     if args.embeddings == "local":
         from langchain_tiered_memory import LocalEmbeddings
 
@@ -104,11 +177,13 @@ def main(argv: Sequence[str] | None = None) -> list[list[Any]]:
     try:
         for directory in dirs:
             memories.append(TieredMemory.open(directory, embeddings=base, durable_writes=False))
-        arms = _arms(memories, dirs)
+        arms = _arms(memories, dirs, unversioned=args.unversioned)
         rng = random.Random(11)
         count = args.block * args.blocks * len(arms) + 10
         if args.tiers:
             count += args.block * len(arms)
+        if args.engine_queries:
+            count += args.block
         when = ["again", "today", "tomorrow", "next week"]
         queries = [f"{rng.choice(TOPICS)} {rng.choice(when)} {i}" for i in range(count)]
         print(environment())
@@ -132,6 +207,12 @@ def main(argv: Sequence[str] | None = None) -> list[list[Any]]:
             _apply(arm)
             tiers += _tier_rows(arm, queries[position : position + args.block], args.budget)
             position += args.block
+        floor: list[list[Any]] = []
+        if args.engine_queries:
+            arm = next(a for a in arms if a.setting == SETTINGS[DEFAULT])
+            _apply(arm)
+            batch = queries[position : position + args.block]
+            floor = _engine_query_rows(arm, batch, args.budget, base)
     finally:
         for memory in memories:
             memory.close()
@@ -139,16 +220,23 @@ def main(argv: Sequence[str] | None = None) -> list[list[Any]]:
     print(format_table(["setting", "contexts", "p50 ms", "p99 ms"], rows))
     if tiers:
         print(format_table(["setting", "tier", "calls", "p50 ms", "p99 ms"], tiers))
+    if floor:
+        print(format_table(["tier", "engine query, alone", "calls", "p50 ms", "p99 ms"], floor))
     return rows
 
 
-def _arms(memories: Sequence[TieredMemory], dirs: Sequence[str]) -> list[Arm]:
+def _arms(
+    memories: Sequence[TieredMemory], dirs: Sequence[str], *, unversioned: bool = False
+) -> list[Arm]:
     """The settings on one store, or the default setting on each of two stores."""
     users = [(m.for_user("target"), m.store) for m in memories]
+    default = SETTINGS[DEFAULT]
     if len(memories) == 1:
         user, store = users[0]
-        return [Arm(name, user, store, setting) for name, setting in SETTINGS.items()]
-    default = SETTINGS['full_scan_points="auto" (default)']
+        arms = [Arm(name, user, store, setting) for name, setting in SETTINGS.items()]
+        if unversioned:
+            arms.append(Arm(UNVERSIONED, user, store, {**default, "versions": False}))
+        return arms
     return [
         Arm(f"{label}: {Path(d).name}", user, store, default)
         for label, d, (user, store) in zip(("A", "B"), dirs, users, strict=True)

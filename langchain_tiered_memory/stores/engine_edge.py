@@ -372,6 +372,11 @@ class EdgeEngine:
         self._ttl_free = expiry is None or expiry.points == 0
 
     # ----------------------------------------------------------------- execute
+    @property
+    def ttl_free(self) -> bool:
+        """Whether no point has a TTL (known once the collection is open; False before)."""
+        return self._ttl_free
+
     def _live(self) -> LiveShard:
         if self.live is None:
             raise BackendError(

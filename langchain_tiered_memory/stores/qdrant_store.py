@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from types import TracebackType
@@ -52,6 +52,7 @@ from langgraph.store.base import (
     NamespacePath,
     NotProvided,
     Op,
+    PutOp,
     Result,
     SearchItem,
     SearchOp,
@@ -80,6 +81,7 @@ from langchain_tiered_memory.stores.requests import (
 )
 from langchain_tiered_memory.stores.restore import RestoreOp, restore_plan
 from langchain_tiered_memory.stores.search_walk import FullScan
+from langchain_tiered_memory.stores.versions import NamespaceVersions
 from langchain_tiered_memory.types import utcnow
 
 if TYPE_CHECKING:  # qdrant-client takes seconds to import: only when a client is used
@@ -179,6 +181,7 @@ class QdrantMemoryStore(BaseStore):
         self.engine = engine
         self._owns_engine = owns_engine
         self._ready = False
+        self._versions = NamespaceVersions()
 
     # ----------------------------------------------------------- constructors
     @classmethod
@@ -395,12 +398,49 @@ class QdrantMemoryStore(BaseStore):
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         """Execute a batch of get/search/list/put operations (reads see the state before writes)."""
         ops = list(ops)
-        return self._run(self._planner.batch_plan(ops))
+        try:
+            return self._run(self._planner.batch_plan(ops))
+        finally:  # also after a failure: a write may have been applied
+            self._versions.bump(_written(ops))
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         """Async twin of :meth:`batch`."""
         ops = list(ops)
-        return await self._arun(lambda: self._planner.batch_plan(ops))
+        try:
+            return await self._arun(lambda: self._planner.batch_plan(ops))
+        finally:
+            self._versions.bump(_written(ops))
+
+    def namespace_version(self, namespace_prefix: tuple[str, ...]) -> Hashable | None:
+        """A token that stays equal while no item under ``namespace_prefix`` changes.
+
+        Read it *before* reading the items: a result computed from them can be
+        kept under the token and reused while a later call returns an equal one
+        (the procedural tier keeps its folded tool statistics this way). Tokens
+        move after every put or delete under the prefix made through this store.
+
+        Returns None when the store cannot see every change: a client engine
+        (a server has other writers), or a store holding items with a TTL
+        (they expire without a write). The embedded engine's directory lock
+        makes this process its only writer, so its tokens are exact.
+
+        Example:
+            >>> import tempfile
+            >>> with QdrantMemoryStore.embedded(tempfile.mkdtemp()) as store:
+            ...     before = store.namespace_version(("alice",))
+            ...     store.put(("bob", "notes"), "n1", {"text": "hi"})
+            ...     unchanged = store.namespace_version(("alice",)) == before
+            ...     store.put(("alice", "notes"), "n1", {"text": "hi"})
+            ...     unchanged, store.namespace_version(("alice",)) == before
+            (True, False)
+        """
+        if not isinstance(self.engine, EdgeEngine):
+            return None
+        if not self._ready:
+            self.setup()  # the engine learns whether any point has a TTL on open
+        if not self.engine.ttl_free:
+            return None
+        return self._versions.token(tuple(namespace_prefix))
 
     @overload
     def optimize(self, *, background: Literal[False] = False) -> bool: ...
@@ -520,11 +560,17 @@ class QdrantMemoryStore(BaseStore):
 
     def sweep_ttl(self) -> None:
         """Delete every expired item now."""
-        self._run(self._planner.sweep_plan(), "asweep_ttl")
+        try:
+            self._run(self._planner.sweep_plan(), "asweep_ttl")
+        finally:
+            self._versions.bump_all()
 
     async def asweep_ttl(self) -> None:
         """Async twin of :meth:`sweep_ttl`."""
-        await self._arun(self._planner.sweep_plan)
+        try:
+            await self._arun(self._planner.sweep_plan)
+        finally:
+            self._versions.bump_all()
 
     def _search_op(
         self,
@@ -677,18 +723,29 @@ class QdrantMemoryStore(BaseStore):
             True
         """
         ops = list(ops)
-        return int(self._run(restore_plan(self._planner, ops), "arestore_items"))
+        try:
+            return int(self._run(restore_plan(self._planner, ops), "arestore_items"))
+        finally:
+            self._versions.bump(op.namespace for op in ops)
 
     async def arestore_items(self, ops: Iterable[RestoreOp]) -> int:
         """Async twin of :meth:`restore_items`."""
         ops = list(ops)
-        return int(await self._arun(lambda: restore_plan(self._planner, ops)))
+        try:
+            return int(await self._arun(lambda: restore_plan(self._planner, ops)))
+        finally:
+            self._versions.bump(op.namespace for op in ops)
 
 
 def _check_paths(*paths: NamespacePath | None) -> None:
     for path in paths:
         if path is not None:
             check_namespace(path, allow_empty=True)
+
+
+def _written(ops: Sequence[Op]) -> list[tuple[str, ...]]:
+    """The namespaces a batch puts or deletes items in."""
+    return [op.namespace for op in ops if isinstance(op, PutOp)]
 
 
 def _single(request: Any) -> Plan[Any]:

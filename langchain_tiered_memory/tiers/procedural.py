@@ -35,7 +35,8 @@ from __future__ import annotations
 
 import math
 import uuid
-from dataclasses import dataclass
+from collections.abc import Hashable
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -140,6 +141,35 @@ def _context_text(context: str | None) -> str | None:
     return context.strip() or None
 
 
+class _GuidanceMemo:
+    """The last folded tool guidance, under the store version it was read at."""
+
+    def __init__(self) -> None:
+        self._kept: tuple[Hashable, list[ToolGuidance]] | None = None
+
+    def get(self, token: Hashable | None) -> list[ToolGuidance] | None:
+        """Copies of the kept guidance if it was read at ``token``, else None."""
+        kept = self._kept  # one read: another thread may replace it meanwhile
+        if token is None or kept is None or kept[0] != token:
+            return None
+        return [_copy_guidance(g) for g in kept[1]]
+
+    def keep(self, token: Hashable | None, guidance: list[ToolGuidance]) -> list[ToolGuidance]:
+        """Keep copies of ``guidance`` under ``token`` (nothing if None); return ``guidance``."""
+        if token is not None:
+            self._kept = (token, [_copy_guidance(g) for g in guidance])
+        return guidance
+
+
+def _copy_guidance(guidance: ToolGuidance) -> ToolGuidance:
+    """A copy a caller may change (the dataclass is frozen; its lists are not)."""
+    return replace(
+        guidance,
+        common_errors=list(guidance.common_errors),
+        successful_patterns=list(guidance.successful_patterns),
+    )
+
+
 def _name(value: str, what: str) -> str:
     if not isinstance(value, str) or not value.strip():
         raise InvalidInputError(f"{what} is {value!r}: pass a non-empty name")
@@ -192,6 +222,7 @@ class ProceduralMemory:
             scope.namespace("procedural", "tool_uses_folded"),
             scope.namespace("procedural", "tool_uses_folded_events"),
         )
+        self._guidance_memo = _GuidanceMemo()
         self.outcome_log = EventLog(
             OUTCOME_EVENTS,
             self.outcomes_namespace,
@@ -398,12 +429,33 @@ class ProceduralMemory:
         return await arun_plan(self.store, self._guidance_plan(tool_name))
 
     def get_all_tool_guidance(self) -> list[ToolGuidance]:
-        """Guidance for every tool used in this scope, by tool name."""
-        return run_plan(self.store, self._all_guidance_plan())
+        """Guidance for every tool used in this scope, by tool name.
+
+        On a store that versions its namespaces (the embedded
+        ``QdrantMemoryStore``, see its ``namespace_version``) the folded result
+        is kept and reused until this scope's procedural memory changes: the
+        context assembler asks for it on every call, and folding the tool-use
+        log is most of that read's time.
+        """
+        token = self._procedural_version()
+        kept = self._guidance_memo.get(token)
+        if kept is not None:
+            return kept
+        return self._guidance_memo.keep(token, run_plan(self.store, self._all_guidance_plan()))
 
     async def aget_all_tool_guidance(self) -> list[ToolGuidance]:
         """Async twin of :meth:`get_all_tool_guidance`."""
-        return await arun_plan(self.store, self._all_guidance_plan())
+        token = self._procedural_version()
+        kept = self._guidance_memo.get(token)
+        if kept is not None:
+            return kept
+        guidance = await arun_plan(self.store, self._all_guidance_plan())
+        return self._guidance_memo.keep(token, guidance)
+
+    def _procedural_version(self) -> Hashable | None:
+        """The store's version of this scope's procedural namespaces, if it keeps one."""
+        version = getattr(self.store, "namespace_version", None)
+        return version(self.scope.namespace("procedural")) if callable(version) else None
 
     def compact(self) -> CompactionResult:
         """Fold every tool use and strategy outcome into segments and delete the folded events.

@@ -126,6 +126,17 @@ def test_assembly_ab_quick_run(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert '| "auto" + lexical_idf="global" | 4 |' in capsys.readouterr().out
 
 
+def test_assembly_ab_adds_an_arm_without_namespace_versions(tmp_path: Path) -> None:
+    from benchmarks import assembly_ab
+
+    _target_facts(tmp_path / "mem", ["likes tea"])
+    args = [str(tmp_path / "mem"), "--block", "2", "--blocks", "2", "--embeddings", "hashing"]
+    rows = assembly_ab.main([*args, "--unversioned"])
+    assert [r[0] for r in rows] == [*assembly_ab.SETTINGS, assembly_ab.UNVERSIONED]
+    with pytest.raises(SystemExit):
+        assembly_ab.main([*args, "--unversioned", "--versus", str(tmp_path / "mem")])
+
+
 def test_assembly_ab_times_two_stores_and_each_tier(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -133,7 +144,7 @@ def test_assembly_ab_times_two_stores_and_each_tier(
 
     _target_facts(tmp_path / "one", ["likes tea"])
     _target_facts(tmp_path / "two", ["likes coffee"])
-    args = [str(tmp_path / "one"), "--versus", str(tmp_path / "two"), "--tiers"]
+    args = [str(tmp_path / "one"), "--versus", str(tmp_path / "two"), "--tiers", "--engine-queries"]
     rows = assembly_ab.main([*args, "--block", "2", "--blocks", "2", "--embeddings", "hashing"])
     assert [r[0] for r in rows] == ["A: one", "B: two"]
     assert all(r[1] == 4 for r in rows), rows
@@ -141,3 +152,7 @@ def test_assembly_ab_times_two_stores_and_each_tier(
     for arm in ("A: one", "B: two"):  # every tier of the assembler, timed twice per store
         for tier in ("warnings", "strategies", "preferences", "profile", "knowledge"):
             assert f"| {arm} | {tier} | 2 |" in printed, printed
+    # The floor: the embedding and the knowledge tier's hybrid search, query by query.
+    assert "| (query embedding) | - | 2 |" in printed, printed
+    assert "| knowledge | 1: dense, limit 100 | 2 |" in printed, printed
+    assert "| knowledge | 2: lexical, limit 100 | 2 |" in printed, printed

@@ -1,0 +1,65 @@
+"""Write counters per namespace prefix: has anything under a prefix changed since?
+
+A store that sees every write to its data (the embedded engine: one process
+holds the directory's lock, so no other writer exists) counts its writes by
+namespace prefix. A caller reads :meth:`NamespaceVersions.token` *before* it
+reads the data and may keep what it computed from that data under the token; a
+later equal token means no item under the prefix was put or deleted in between,
+so the kept result is still exact. The store bumps the counters *after* a write
+is applied, so a read that overlaps a write is tagged with the older token and
+recomputed by the next caller; never the reverse.
+
+Example:
+    >>> versions = NamespaceVersions()
+    >>> before = versions.token(("users", "alice"))
+    >>> versions.bump([("users", "bob", "facts")])
+    >>> versions.token(("users", "alice")) == before
+    True
+    >>> versions.bump([("users", "alice", "facts")])
+    >>> versions.token(("users", "alice")) == before
+    False
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from collections.abc import Hashable, Iterable
+
+__all__ = ["NamespaceVersions"]
+
+_EPOCHS = itertools.count()
+
+
+class NamespaceVersions:
+    """Thread-safe write counters for every prefix of the namespaces written.
+
+    Tokens are ``(epoch, everything, prefix count)``: ``epoch`` differs between
+    instances (two stores never share a token), ``everything`` moves on a write
+    whose namespaces are unknown (:meth:`bump_all`).
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._epoch = next(_EPOCHS)
+        self._everything = 0
+        self._counts: dict[tuple[str, ...], int] = {}
+
+    def token(self, prefix: tuple[str, ...]) -> Hashable:
+        """The current version of everything under ``prefix``."""
+        with self._lock:
+            return (self._epoch, self._everything, self._counts.get(tuple(prefix), 0))
+
+    def bump(self, namespaces: Iterable[tuple[str, ...]]) -> None:
+        """Record writes to ``namespaces`` (each of their prefixes moves once)."""
+        prefixes = {tuple(ns[:i]) for ns in namespaces for i in range(len(ns) + 1)}
+        if not prefixes:
+            return
+        with self._lock:
+            for prefix in prefixes:
+                self._counts[prefix] = self._counts.get(prefix, 0) + 1
+
+    def bump_all(self) -> None:
+        """Record a write that may have touched any namespace."""
+        with self._lock:
+            self._everything += 1
