@@ -30,13 +30,18 @@ __all__ = ["NamespaceVersions"]
 
 _EPOCHS = itertools.count()
 
+MAX_PREFIXES = 100_000
+"""Counters kept before they are all dropped at once (every token then moves)."""
+
 
 class NamespaceVersions:
     """Thread-safe write counters for every prefix of the namespaces written.
 
     Tokens are ``(epoch, everything, prefix count)``: ``epoch`` differs between
     instances (two stores never share a token), ``everything`` moves on a write
-    whose namespaces are unknown (:meth:`bump_all`).
+    whose namespaces are unknown (:meth:`bump_all`) and when the counters are
+    dropped: a process writing to more than :data:`MAX_PREFIXES` prefixes keeps
+    memory bounded at the price of one recomputation by each caller.
     """
 
     def __init__(self) -> None:
@@ -56,6 +61,9 @@ class NamespaceVersions:
         if not prefixes:
             return
         with self._lock:
+            if len(self._counts) + len(prefixes) > MAX_PREFIXES:
+                self._counts.clear()
+                self._everything += 1
             for prefix in prefixes:
                 self._counts[prefix] = self._counts.get(prefix, 0) + 1
 

@@ -18,6 +18,7 @@ from qdrant_client import QdrantClient
 from store_support import hashing_index
 
 from langchain_tiered_memory.stores import QdrantMemoryStore
+from langchain_tiered_memory.stores import versions as versions_module
 from langchain_tiered_memory.stores.restore import RestoreOp
 from langchain_tiered_memory.stores.versions import NamespaceVersions
 
@@ -39,6 +40,18 @@ def test_counters_move_for_every_prefix_of_a_written_namespace() -> None:
     versions.bump_all()
     assert versions.token(BOB) != before
     assert NamespaceVersions().token(BOB) != NamespaceVersions().token(BOB)  # never shared
+
+
+def test_counters_stay_bounded_and_dropping_them_moves_every_token(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(versions_module, "MAX_PREFIXES", 10)
+    versions = NamespaceVersions()
+    before = versions.token(BOB)
+    for i in range(20):
+        versions.bump([("users", f"u{i}")])
+        assert len(versions._counts) <= 10
+    assert versions.token(BOB) != before  # BOB was never written, yet its token moved
 
 
 def test_puts_and_deletes_move_the_token_of_their_namespace_only(tmp_path: Path) -> None:
