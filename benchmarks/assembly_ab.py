@@ -115,7 +115,7 @@ def _engine_query_rows(
     tier = [""]
 
     def timed(request: Any) -> Any:
-        if not isinstance(request, QueryBatch):
+        if not tier[0] or not isinstance(request, QueryBatch):
             return execute(request)
         for position, query in enumerate(request.queries):
             start = time.perf_counter()
@@ -132,7 +132,8 @@ def _engine_query_rows(
             times.setdefault(("(query embedding)", "-"), []).append(
                 (time.perf_counter() - start) * 1000
             )
-            arm.user.build_memory_context(query, token_budget=budget)  # embeds (and caches) it
+            tier[0] = ""  # not timed: the whole context, which embeds (and caches) the query
+            arm.user.build_memory_context(query, token_budget=budget)
             for task in arm.user.assembler._tasks(query):
                 tier[0] = task.name
                 task.run()

@@ -156,3 +156,4 @@ def test_assembly_ab_times_two_stores_and_each_tier(
     assert "| (query embedding) | - | 2 |" in printed, printed
     assert "| knowledge | 1: dense, limit 100 | 2 |" in printed, printed
     assert "| knowledge | 2: lexical, limit 100 | 2 |" in printed, printed
+    assert "|  |" not in printed, printed  # every engine query is some tier's
