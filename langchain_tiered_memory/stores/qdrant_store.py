@@ -422,22 +422,23 @@ class QdrantMemoryStore(BaseStore):
         Returns None when the store cannot see every change: a client engine
         (a server has other writers), or a store holding items with a TTL
         (they expire without a write). The embedded engine's directory lock
-        makes this process its only writer, so its tokens are exact.
+        makes this process its only writer, so its tokens are exact. It also
+        returns None before the store's first operation (no I/O here: the
+        engine learns whether any item has a TTL when it opens the collection).
 
         Example:
             >>> import tempfile
             >>> with QdrantMemoryStore.embedded(tempfile.mkdtemp()) as store:
+            ...     store.put(("alice", "notes"), "n1", {"text": "hello"})
             ...     before = store.namespace_version(("alice",))
             ...     store.put(("bob", "notes"), "n1", {"text": "hi"})
             ...     unchanged = store.namespace_version(("alice",)) == before
-            ...     store.put(("alice", "notes"), "n1", {"text": "hi"})
+            ...     store.put(("alice", "notes"), "n2", {"text": "hi"})
             ...     unchanged, store.namespace_version(("alice",)) == before
             (True, False)
         """
-        if not isinstance(self.engine, EdgeEngine):
+        if not self._ready or not isinstance(self.engine, EdgeEngine):
             return None
-        if not self._ready:
-            self.setup()  # the engine learns whether any point has a TTL on open
         if not self.engine.ttl_free:
             return None
         return self._versions.token(tuple(namespace_prefix))

@@ -56,6 +56,7 @@ def test_counters_stay_bounded_and_dropping_them_moves_every_token(
 
 def test_puts_and_deletes_move_the_token_of_their_namespace_only(tmp_path: Path) -> None:
     with _embedded(tmp_path / "s") as store:
+        store.setup()
         alice, bob = store.namespace_version(ALICE), store.namespace_version(BOB)
         assert alice is not None and bob is not None
         store.put((*ALICE, "facts"), "f1", {"text": "likes tea"})
@@ -73,7 +74,9 @@ def test_puts_and_deletes_move_the_token_of_their_namespace_only(tmp_path: Path)
 
 async def test_async_writes_and_restores_move_the_token(tmp_path: Path) -> None:
     with _embedded(tmp_path / "s") as store:
+        await store.asetup()
         before = store.namespace_version(ALICE)
+        assert before is not None
         await store.aput((*ALICE, "notes"), "n1", {"text": "hi"})
         after_put = store.namespace_version(ALICE)
         assert after_put != before
@@ -87,7 +90,9 @@ async def test_async_writes_and_restores_move_the_token(tmp_path: Path) -> None:
 
 def test_a_failed_batch_still_moves_the_token(tmp_path: Path) -> None:
     with _embedded(tmp_path / "s") as store:
+        store.setup()
         before = store.namespace_version(ALICE)
+        assert before is not None
         with pytest.raises(Exception):  # noqa: B017 (the error class is not the point)
             store.put((*ALICE, "notes"), "n1", {"bad": float("nan")})
         assert store.namespace_version(ALICE) != before
@@ -96,13 +101,16 @@ def test_a_failed_batch_still_moves_the_token(tmp_path: Path) -> None:
 def test_stores_that_cannot_see_every_change_give_no_token(tmp_path: Path) -> None:
     now = [datetime(2026, 12, 2, tzinfo=timezone.utc)]
     with _embedded(tmp_path / "ttl", clock=lambda: now[0]) as store:
+        store.setup()
         assert store.namespace_version(ALICE) is not None
         store.put((*BOB, "notes"), "short", {"text": "soon gone"}, ttl=1)
         now[0] += timedelta(minutes=2)  # it expires without a write
         assert store.namespace_version(ALICE) is None
     with _embedded(tmp_path / "ttl") as reopened:  # the item with a TTL is still there
+        reopened.setup()
         assert reopened.namespace_version(ALICE) is None
     client = QdrantClient(":memory:")
     with QdrantMemoryStore.from_client(client, index=hashing_index(32)) as remote:
+        remote.setup()
         assert remote.namespace_version(ALICE) is None  # a server has other writers
     client.close()
