@@ -398,18 +398,14 @@ class QdrantMemoryStore(BaseStore):
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         """Execute a batch of get/search/list/put operations (reads see the state before writes)."""
         ops = list(ops)
-        try:
+        with self._versions.bumped_after(_written(ops)):
             return self._run(self._planner.batch_plan(ops))
-        finally:  # also after a failure: a write may have been applied
-            self._versions.bump(_written(ops))
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         """Async twin of :meth:`batch`."""
         ops = list(ops)
-        try:
+        with self._versions.bumped_after(_written(ops)):
             return await self._arun(lambda: self._planner.batch_plan(ops))
-        finally:
-            self._versions.bump(_written(ops))
 
     def namespace_version(self, namespace_prefix: tuple[str, ...]) -> Hashable | None:
         """A token that stays equal while no item under ``namespace_prefix`` changes.
@@ -561,17 +557,13 @@ class QdrantMemoryStore(BaseStore):
 
     def sweep_ttl(self) -> None:
         """Delete every expired item now."""
-        try:
+        with self._versions.bumped_after(None):
             self._run(self._planner.sweep_plan(), "asweep_ttl")
-        finally:
-            self._versions.bump_all()
 
     async def asweep_ttl(self) -> None:
         """Async twin of :meth:`sweep_ttl`."""
-        try:
+        with self._versions.bumped_after(None):
             await self._arun(self._planner.sweep_plan)
-        finally:
-            self._versions.bump_all()
 
     def _search_op(
         self,
@@ -724,18 +716,14 @@ class QdrantMemoryStore(BaseStore):
             True
         """
         ops = list(ops)
-        try:
+        with self._versions.bumped_after(op.namespace for op in ops):
             return int(self._run(restore_plan(self._planner, ops), "arestore_items"))
-        finally:
-            self._versions.bump(op.namespace for op in ops)
 
     async def arestore_items(self, ops: Iterable[RestoreOp]) -> int:
         """Async twin of :meth:`restore_items`."""
         ops = list(ops)
-        try:
+        with self._versions.bumped_after(op.namespace for op in ops):
             return int(await self._arun(lambda: restore_plan(self._planner, ops)))
-        finally:
-            self._versions.bump(op.namespace for op in ops)
 
 
 def _check_paths(*paths: NamespacePath | None) -> None:

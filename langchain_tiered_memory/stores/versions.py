@@ -24,7 +24,8 @@ from __future__ import annotations
 
 import itertools
 import threading
-from collections.abc import Hashable, Iterable
+from collections.abc import Hashable, Iterable, Iterator
+from contextlib import contextmanager
 
 __all__ = ["NamespaceVersions"]
 
@@ -71,3 +72,18 @@ class NamespaceVersions:
         """Record a write that may have touched any namespace."""
         with self._lock:
             self._everything += 1
+
+    @contextmanager
+    def bumped_after(self, namespaces: Iterable[tuple[str, ...]] | None) -> Iterator[None]:
+        """Bump ``namespaces`` (every token if None) when the block ends, also on error.
+
+        A write that fails may still have been applied in part, so its
+        namespaces move either way.
+        """
+        try:
+            yield
+        finally:
+            if namespaces is None:
+                self.bump_all()
+            else:
+                self.bump(namespaces)

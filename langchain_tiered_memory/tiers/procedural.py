@@ -437,20 +437,19 @@ class ProceduralMemory:
         context assembler asks for it on every call, and folding the tool-use
         log is most of that read's time.
         """
-        token = self._procedural_version()
-        kept = self._guidance_memo.get(token)
-        if kept is not None:
-            return kept
-        return self._guidance_memo.keep(token, run_plan(self.store, self._all_guidance_plan()))
+        return run_plan(self.store, self._kept_guidance_plan())
 
     async def aget_all_tool_guidance(self) -> list[ToolGuidance]:
         """Async twin of :meth:`get_all_tool_guidance`."""
+        return await arun_plan(self.store, self._kept_guidance_plan())
+
+    def _kept_guidance_plan(self) -> Plan[list[ToolGuidance]]:
+        # The version is read before the log (when the driver starts the plan).
         token = self._procedural_version()
         kept = self._guidance_memo.get(token)
         if kept is not None:
             return kept
-        guidance = await arun_plan(self.store, self._all_guidance_plan())
-        return self._guidance_memo.keep(token, guidance)
+        return self._guidance_memo.keep(token, (yield from self._all_guidance_plan()))
 
     def _procedural_version(self) -> Hashable | None:
         """The store's version of this scope's procedural namespaces, if it keeps one."""
