@@ -16,6 +16,11 @@ queries whose order alternates, so load hits every setting alike:
 hidden, so the procedural tier folds its tool-use log on every call instead of
 reusing the result while nothing was written (the behaviour before 2026-12-02).
 
+``--spinning`` adds the default setting with onnxruntime's worker threads left
+spinning after each query embedding (``LocalEmbeddings(thread_spinning="always")``,
+the behaviour before 2026-12-02), which keeps a core busy beside the engine's
+search threads.
+
 ``--engine-queries`` adds the floor under a context: the query embedding alone,
 and each engine query the tiers send, run alone (one per engine call) with the
 default setting. Their sum is what a context costs before any Python of ours.
@@ -30,6 +35,7 @@ Usage:
     python -m benchmarks.assembly --sizes 100000 --queries 200 --embeddings local \\
         --skip-inmemory-above 10000 --optimize --store-dir /tmp/asm
     python -m benchmarks.assembly_ab /tmp/asm/embedded-100000-local-optimized --unversioned
+    python -m benchmarks.assembly_ab /tmp/asm/embedded-100000-local-optimized --spinning
     python -m benchmarks.assembly_ab /tmp/asm/embedded-100000-local-optimized \\
         --versus /tmp/asm-rewritten --tiers
 """
@@ -71,6 +77,7 @@ class Arm(NamedTuple):
 
 
 UNVERSIONED = "default, namespace versions hidden"
+SPINNING = 'default, embedding threads spinning ("always")'
 DEFAULT = 'full_scan_points="auto" (default)'
 
 
@@ -81,6 +88,8 @@ def _no_versions(namespace_prefix: tuple[str, ...]) -> None:
 
 def _apply(arm: Arm) -> None:
     """Set the arm's search-time settings on its store's planner (what options set on open)."""
+    if "embeddings" in arm.setting:  # behind the store's query cache
+        arm.store._planner.embeddings.inner = arm.setting["embeddings"]
     if arm.setting.get("versions", True):
         arm.store.__dict__.pop("namespace_version", None)  # the class's method again
     else:
@@ -160,17 +169,27 @@ def main(argv: Sequence[str] | None = None) -> list[list[Any]]:
         action="store_true",
         help="add the default setting with the store's namespace versions hidden",
     )
+    p.add_argument(
+        "--spinning",
+        action="store_true",
+        help="add the default setting with the embedding model's threads spinning between calls",
+    )
     p.add_argument("--block", type=int, default=50, help="queries per setting and block")
     p.add_argument("--blocks", type=int, default=6)
     p.add_argument("--budget", type=int, default=2000)
     p.add_argument("--embeddings", choices=["local", "hashing"], default="local")
     args = p.parse_args(argv)
-    if args.unversioned and args.versus:
-        p.error("--unversioned adds a setting on one store: leave out --versus")
+    if (args.unversioned or args.spinning) and args.versus:
+        p.error("--unversioned and --spinning add a setting on one store: leave out --versus")
+    if args.spinning and args.embeddings != "local":
+        p.error("--spinning times the local embedding model: leave out --embeddings hashing")
+    spinning: Any = None
     if args.embeddings == "local":
         from langchain_tiered_memory import LocalEmbeddings
 
         base: Any = LocalEmbeddings.default()
+        if args.spinning:
+            spinning = LocalEmbeddings(thread_spinning="always")
     else:
         base = HashingEmbeddings()
     dirs = [args.memory] if args.versus is None else [args.memory, args.versus]
@@ -178,7 +197,7 @@ def main(argv: Sequence[str] | None = None) -> list[list[Any]]:
     try:
         for directory in dirs:
             memories.append(TieredMemory.open(directory, embeddings=base, durable_writes=False))
-        arms = _arms(memories, dirs, unversioned=args.unversioned)
+        arms = _arms(memories, dirs, unversioned=args.unversioned, spinning=spinning, base=base)
         rng = random.Random(11)
         count = args.block * args.blocks * len(arms) + 10
         if args.tiers:
@@ -210,7 +229,7 @@ def main(argv: Sequence[str] | None = None) -> list[list[Any]]:
             position += args.block
         floor: list[list[Any]] = []
         if args.engine_queries:
-            arm = next(a for a in arms if a.setting == SETTINGS[DEFAULT])
+            arm = arms[0] if args.versus else next(a for a in arms if a.name == DEFAULT)
             _apply(arm)
             batch = queries[position : position + args.block]
             floor = _engine_query_rows(arm, batch, args.budget, base)
@@ -227,9 +246,18 @@ def main(argv: Sequence[str] | None = None) -> list[list[Any]]:
 
 
 def _arms(
-    memories: Sequence[TieredMemory], dirs: Sequence[str], *, unversioned: bool = False
+    memories: Sequence[TieredMemory],
+    dirs: Sequence[str],
+    *,
+    unversioned: bool = False,
+    spinning: Any = None,
+    base: Any = None,
 ) -> list[Arm]:
-    """The settings on one store, or the default setting on each of two stores."""
+    """The settings on one store, or the default setting on each of two stores.
+
+    ``spinning`` (embeddings whose threads keep spinning) adds an arm that
+    embeds queries with it; every other arm then embeds with ``base``.
+    """
     users = [(m.for_user("target"), m.store) for m in memories]
     default = SETTINGS[DEFAULT]
     if len(memories) == 1:
@@ -237,6 +265,9 @@ def _arms(
         arms = [Arm(name, user, store, setting) for name, setting in SETTINGS.items()]
         if unversioned:
             arms.append(Arm(UNVERSIONED, user, store, {**default, "versions": False}))
+        if spinning is not None:
+            arms = [a._replace(setting={**a.setting, "embeddings": base}) for a in arms]
+            arms.append(Arm(SPINNING, user, store, {**default, "embeddings": spinning}))
         return arms
     return [
         Arm(f"{label}: {Path(d).name}", user, store, default)

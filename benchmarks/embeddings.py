@@ -198,7 +198,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     cold_local = cold_load("local", args.cold_runs)
     cold_hash = cold_load("hashing", args.cold_runs)
     embedders: list[tuple[str, Embeddings, dict[str, float], float | None]] = [
-        ("LocalEmbeddings (ort default threads)", local, cold_local, runtime_bytes / 1e6),
+        ("LocalEmbeddings (defaults)", local, cold_local, runtime_bytes / 1e6),
+        (
+            'LocalEmbeddings (thread_spinning="always")',
+            LocalEmbeddings(batch_size=args.batch_size, thread_spinning="always"),
+            cold_local,
+            runtime_bytes / 1e6,
+        ),
         (
             "LocalEmbeddings (num_threads=1)",
             LocalEmbeddings(batch_size=args.batch_size, num_threads=1),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import socket
+import time
 from pathlib import Path
 from typing import Any
 
@@ -124,6 +125,31 @@ async def test_async_twins_give_the_same_vectors(emb: LocalEmbeddings) -> None:
 def test_instances_share_one_session(emb: LocalEmbeddings) -> None:
     other = LocalEmbeddings(batch_size=4)
     assert other._load()[0] is emb._load()[0]
+
+
+def _cpu_ms_while_idle(emb: LocalEmbeddings) -> float:
+    """Process CPU time spent in the 100 ms after one query returned."""
+    emb.embed_query("warm up the session")
+    emb.embed_query("I am allergic to shellfish")
+    start = time.process_time()
+    time.sleep(0.1)
+    return (time.process_time() - start) * 1000
+
+
+def test_worker_threads_sleep_once_a_call_returns(emb: LocalEmbeddings) -> None:
+    # A spinning onnxruntime thread would take a core from the vector engine's
+    # search threads between queries (build_memory_context p99 59-66 -> 40-47 ms).
+    assert emb.thread_spinning == "run"
+    assert _cpu_ms_while_idle(emb) < 10
+    assert _cpu_ms_while_idle(LocalEmbeddings(thread_spinning="off")) < 10
+    quiet = LocalEmbeddings(thread_spinning="off").embed_query("shellfish")
+    assert np.allclose(quiet, emb.embed_query("shellfish"), atol=1e-6)
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="one core: onnxruntime starts no workers")
+def test_always_spinning_keeps_a_core_busy_after_a_call() -> None:
+    # The contrast that shows the test above can fail: onnxruntime's own default.
+    assert _cpu_ms_while_idle(LocalEmbeddings(thread_spinning="always")) > 20
 
 
 def test_custom_model_path_runs_the_same_export(tmp_path: Path, emb: LocalEmbeddings) -> None:

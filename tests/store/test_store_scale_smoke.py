@@ -137,6 +137,32 @@ def test_assembly_ab_adds_an_arm_without_namespace_versions(tmp_path: Path) -> N
         assembly_ab.main([*args, "--unversioned", "--versus", str(tmp_path / "mem")])
 
 
+def test_assembly_ab_adds_an_arm_with_spinning_embedding_threads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from benchmarks import assembly_ab
+    from langchain_tiered_memory import LocalEmbeddings
+
+    _target_facts(tmp_path / "mem", ["likes tea"])
+    used: list[str] = []
+    embed = LocalEmbeddings.embed_query
+
+    def spy(self: LocalEmbeddings, text: str) -> list[float]:
+        used.append(self.thread_spinning)
+        return embed(self, text)
+
+    monkeypatch.setattr(LocalEmbeddings, "embed_query", spy)
+    args = [str(tmp_path / "mem"), "--block", "2", "--blocks", "2"]
+    rows = assembly_ab.main([*args, "--spinning"])
+    assert [r[0] for r in rows] == [*assembly_ab.SETTINGS, assembly_ab.SPINNING]
+    # Each arm's 4 timed contexts embed their query once, with that arm's model threads
+    # (the warm-up queries are the same for every arm: only the first arm embeds them).
+    assert used.count("always") == 4
+    assert used.count("run") >= 3 * 4
+    with pytest.raises(SystemExit):
+        assembly_ab.main([*args, "--spinning", "--embeddings", "hashing"])
+
+
 def test_assembly_ab_times_two_stores_and_each_tier(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

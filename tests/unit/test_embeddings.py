@@ -69,8 +69,8 @@ def stub(monkeypatch: pytest.MonkeyPatch) -> tuple[StubSession, list[tuple[Any, 
     session = StubSession()
     opened: list[tuple[Any, ...]] = []
 
-    def fake_open(path: Path, sha256: str | None, num_threads: int | None) -> Any:
-        opened.append((path, sha256, num_threads))
+    def fake_open(path: Path, sha256: str | None, num_threads: int | None, spinning: str) -> Any:
+        opened.append((path, sha256, num_threads, spinning))
         return emb_mod._OnnxModel(
             session=session,
             input_names=("input_ids", "attention_mask", "token_type_ids"),
@@ -227,7 +227,8 @@ def test_one_session_per_process_shared_across_instances_and_threads(stub: Any) 
     assert len(opened) == 1
     assert opened[0][1] == DEFAULT_MODEL_SHA256
     LocalEmbeddings(num_threads=1).load()  # other session options: a second session
-    assert len(opened) == 2
+    LocalEmbeddings(thread_spinning="always").load()
+    assert [o[2:] for o in opened] == [(None, "run"), (1, "run"), (None, "always")]
     assert LocalEmbeddings.default() is LocalEmbeddings.default()
 
 
@@ -238,6 +239,8 @@ def test_options_are_validated() -> None:
         LocalEmbeddings(bach_size=8)  # type: ignore[call-arg]
     with pytest.raises(ValueError, match="pooling"):
         LocalEmbeddings(pooling="max")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="thread_spinning"):
+        LocalEmbeddings(thread_spinning="sometimes")  # type: ignore[arg-type]
 
 
 # --------------------------------------------------------------------------- file checks
