@@ -30,6 +30,7 @@ import sys
 import tempfile
 from collections.abc import Callable
 from datetime import timedelta
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -158,16 +159,18 @@ def measure(
     rows = []
     for name, kwargs_list in queries.items():
         calls: list[Callable[[], Any]] = [
-            lambda kw=kw: memory.retrieve_similar(top_k=5, **kw) for kw in kwargs_list
+            partial(memory.retrieve_similar, top_k=5, **kw) for kw in kwargs_list
         ]
         for call in calls[:5]:  # warm-up
             call()
         latencies, results = time_calls(calls)
         rows.append(row(size, name, latencies, sum(len(r) for r in results) / len(results)))
         print("  " + " | ".join(fmt(c) for c in rows[-1]), flush=True)
-    writes: list[Callable[[], Any]] = [
-        lambda n=n: memory.record(make_episode(rng, clock, 10**9 + n)) for n in range(records)
-    ]
+
+    def write(n: int) -> Any:
+        return memory.record(make_episode(rng, clock, 10**9 + n))
+
+    writes: list[Callable[[], Any]] = [partial(write, n) for n in range(records)]
     latencies, _ = time_calls(writes)
     rows.append(row(size, "record (1 episode)", latencies, None))
     return rows

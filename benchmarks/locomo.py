@@ -26,14 +26,22 @@ import sys
 import time
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+if __package__ in (None, ""):  # run as a file: make ``benchmarks`` importable
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from langchain_core.embeddings import Embeddings
-from locomo_data import load_locomo
-from locomo_embed import CachedEmbedder, project_embedder, standalone_minilm
-from locomo_metrics import RunResult, format_comparison, format_table
-from locomo_pipelines import (
+
+from benchmarks.locomo_data import load_locomo
+from benchmarks.locomo_embed import (
+    CachedEmbedder,
+    EmbedFn,
+    project_embedder,
+    standalone_minilm,
+)
+from benchmarks.locomo_metrics import RunResult, format_comparison, format_table
+from benchmarks.locomo_pipelines import (
     PlainBM25,
     PlainDense,
     PlainRRF,
@@ -41,7 +49,6 @@ from locomo_pipelines import (
     Tiered,
     TieredConfig,
 )
-
 from langchain_tiered_memory.retrieval.enrich import EnrichConfig
 from langchain_tiered_memory.retrieval.fusion import FusionConfig
 from langchain_tiered_memory.tokens import TokenCounter
@@ -79,20 +86,20 @@ WRITE = [
 class CachedLangChainEmbeddings(Embeddings):
     """LocalEmbeddings for the store, with document vectors from the benchmark cache."""
 
-    def __init__(self, inner, cache: CachedEmbedder) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, inner: Embeddings, cache: EmbedFn) -> None:
         self.inner = inner
         self.cache = cache
 
-    def embed_documents(self, texts):  # type: ignore[no-untyped-def]
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
         return [list(map(float, v)) for v in self.cache(list(texts))]
 
-    def embed_query(self, text):  # type: ignore[no-untyped-def]
+    def embed_query(self, text: str) -> list[float]:
         return self.inner.embed_query(text)
 
-    async def aembed_documents(self, texts):  # type: ignore[no-untyped-def]
+    async def aembed_documents(self, texts: list[str]) -> list[list[float]]:
         return self.embed_documents(texts)
 
-    async def aembed_query(self, text):  # type: ignore[no-untyped-def]
+    async def aembed_query(self, text: str) -> list[float]:
         return self.inner.embed_query(text)
 
 
@@ -118,7 +125,7 @@ def run(args: argparse.Namespace) -> None:
     doc_embed = raw if args.no_cache else CachedEmbedder(raw, "minilm-int8-256", args.cache_dir)
     counter = TokenCounter()
 
-    pipelines: list = [PlainBM25(), PlainDense(), PlainRRF()]
+    pipelines: list[Any] = [PlainBM25(), PlainDense(), PlainRRF()]
     selected = set(args.rows.split(",")) if args.rows else None
     if selected is None or "ablation" in selected:
         pipelines += [Tiered(n, c) for n, c in ABLATION]
@@ -162,7 +169,7 @@ def run(args: argparse.Namespace) -> None:
                 ]
 
     # One live embedding per question, timed, shared by every dense pipeline.
-    from locomo_pipelines import QueryVectors
+    from benchmarks.locomo_pipelines import QueryVectors
 
     qvecs = QueryVectors(raw)
     results = {p.name: RunResult(p.name) for p in pipelines}

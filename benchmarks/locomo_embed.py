@@ -14,6 +14,7 @@ import os
 import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -65,7 +66,8 @@ def project_embedder() -> EmbedFn | None:
 
     def embed(texts: Sequence[str]) -> np.ndarray:
         vecs = np.asarray(emb.embed_documents(list(texts)), dtype=np.float32)
-        return vecs / np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
+        unit: np.ndarray = vecs / np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
+        return unit
 
     return embed
 
@@ -105,6 +107,7 @@ class CachedEmbedder:
     def save(self) -> None:
         if self.dirty:
             tmp = self.path.with_suffix(".tmp.npz")
-            np.savez(tmp, **self.cache)
+            arrays: dict[str, Any] = dict(self.cache)  # keys are text hashes, never savez options
+            np.savez(tmp, **arrays)
             tmp.replace(self.path)
             self.dirty = False

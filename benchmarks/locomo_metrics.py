@@ -7,7 +7,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from locomo_data import CATEGORIES
+from benchmarks.locomo_data import CATEGORIES
 
 METRICS = ("R@5", "R@10", "R@20", "All@10", "MRR", "NDCG@10")
 

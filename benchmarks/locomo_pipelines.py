@@ -13,12 +13,13 @@ import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from datetime import timedelta
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
 import numpy as np
-from locomo_data import Conversation, Question, Turn
-from locomo_embed import EmbedFn
 
+from benchmarks.locomo_data import Conversation, Question, Turn
+from benchmarks.locomo_embed import EmbedFn
 from langchain_tiered_memory.retrieval import (
     DEFAULT_CANDIDATES,
     DEFAULT_DENSE_ENRICH,
@@ -40,6 +41,12 @@ from langchain_tiered_memory.retrieval.rerank import (
     apply_time_boost,
 )
 from langchain_tiered_memory.retrieval.temporal import parse_time_expressions
+
+if TYPE_CHECKING:
+    from langgraph.store.base import IndexConfig
+
+    from langchain_tiered_memory import TieredMemory
+    from langchain_tiered_memory.stores import QdrantMemoryStore
 
 TOP = 20
 
@@ -65,7 +72,7 @@ class Memory:
     dense: str
     sources: tuple[str, ...]
     plain: str
-    date: object = None
+    date: datetime | None = None
     speaker: str = ""
 
 
@@ -192,11 +199,11 @@ class Tiered:
             for t, lx, dn in zip(conv.turns, lex, den, strict=True)
         ]
         if "summaries" in cfg.write:
-            from locomo_write import session_summaries
+            from benchmarks.locomo_write import session_summaries
 
             self.items += session_summaries(conv)
         if "facts" in cfg.write:
-            from locomo_write import extracted_facts
+            from benchmarks.locomo_write import extracted_facts
 
             self.items += extracted_facts(conv)
         self.texts = [m.plain for m in self.items]
@@ -204,7 +211,7 @@ class Tiered:
         n = len(conv.turns)  # turns come first in self.items; summaries and facts have none
         self.sessions = {i: t.session for i, t in enumerate(conv.turns)}
         same = [conv.turns[i].session == conv.turns[i + 1].session for i in range(n - 1)]
-        self.adjacent = {i: [] for i in range(n)}
+        self.adjacent: dict[int, list[int]] = {i: [] for i in range(n)}
         for i, linked in enumerate(same):
             if linked:
                 self.adjacent[i].append(i + 1)
@@ -278,10 +285,10 @@ class StorePipeline:
         # (the tier's default); "reference": from the day after the last session.
         self.now_mode = now
         self.tmp = tempfile.TemporaryDirectory(prefix="ltm-locomo-store-")
-        self.store = None
-        self.memory = None
+        self.store: QdrantMemoryStore | None = None
+        self.memory: TieredMemory | None = None
 
-    def _open(self):  # type: ignore[no-untyped-def]
+    def _open(self) -> None:
         from langchain_tiered_memory.retrieval import FusionConfig
         from langchain_tiered_memory.stores import QdrantMemoryStore
 
@@ -295,7 +302,7 @@ class StorePipeline:
                 turns_config=self.turns_config,
             )
             return
-        index = {"dims": 384, "embed": self.embeddings, "fields": ["text"]}
+        index: IndexConfig = {"dims": 384, "embed": self.embeddings, "fields": ["text"]}
         fusion = FusionConfig(method="rrf") if self.mode == "rrf" else self.cfg.fusion
         self.store = QdrantMemoryStore.embedded(
             self.tmp.name, index=index, fusion=fusion, lexical_fields=["context"]

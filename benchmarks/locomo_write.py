@@ -10,9 +10,8 @@ from __future__ import annotations
 
 from itertools import groupby
 
-from locomo_data import Conversation
-from locomo_pipelines import Memory
-
+from benchmarks.locomo_data import Conversation
+from benchmarks.locomo_pipelines import Memory
 from langchain_tiered_memory.retrieval.enrich import format_date
 from langchain_tiered_memory.retrieval.summarize import extractive_summary
 

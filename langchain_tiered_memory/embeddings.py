@@ -339,9 +339,9 @@ class LocalEmbeddings(BaseModel, Embeddings):
             ``"run"`` (default): spin while a call runs, sleep once it returns.
             ``"always"`` (onnxruntime's own default): keep spinning after each
             call, which keeps a core busy. Beside Qdrant Edge's search threads
-            that spinning raised ``build_memory_context`` p99 from 40-47 to
-            59-66 ms (100k memories, 2 cores). ``"off"``: never spin, which
-            makes a single query about 0.5 ms slower.
+            that spinning raised ``build_memory_context`` p99 from 48-55 to
+            64-66 ms and lowered its p50 by 0.6-3.3 ms (100k memories, 2 cores).
+            ``"off"``: never spin, which makes a single query about 0.5 ms slower.
 
     Example:
         >>> emb = LocalEmbeddings(batch_size=16)

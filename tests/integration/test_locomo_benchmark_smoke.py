@@ -1,0 +1,78 @@
+"""``benchmarks/locomo.py`` runs end to end on a tiny conversation in LoCoMo's format.
+
+The real data (``../shared/data/locomo``) never enters the repository; this file
+is written by the test, with the fields the loader reads.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.integration
+
+TURNS = [
+    ("Caroline", "I went to the LGBTQ support group yesterday and it was powerful."),
+    ("Melanie", "That sounds inspiring! I painted a sunrise over the lake last week."),
+    ("Caroline", "I am thinking about a career in counseling for trans youth."),
+    ("Melanie", "My kids loved the camping trip to the mountains in June."),
+]
+
+
+def _sample() -> dict[str, object]:
+    session = lambda s, turns: [  # noqa: E731
+        {"speaker": who, "dia_id": f"D{s}:{i + 1}", "text": text} for i, (who, text) in turns
+    ]
+    return {
+        "sample_id": "conv-smoke",
+        "conversation": {
+            "speaker_a": "Caroline",
+            "speaker_b": "Melanie",
+            "session_1_date_time": "1:56 pm on 8 May, 2023",
+            "session_1": session(1, list(enumerate(TURNS[:2]))),
+            "session_2_date_time": "7:55 pm on 9 June, 2023",
+            "session_2": session(2, list(enumerate(TURNS[2:]))),
+        },
+        "qa": [
+            {
+                "question": "What career is Caroline considering?",
+                "category": 4,
+                "evidence": ["D2:1"],
+                "answer": "counseling",
+            },
+            {
+                "question": "When did Caroline go to the support group?",
+                "category": 2,
+                "evidence": ["D1:1"],
+                "answer": "7 May 2023",
+            },
+            {
+                "question": "What did Melanie paint?",
+                "category": 4,
+                "evidence": ["D1:2"],
+                "answer": "a sunrise",
+            },
+            {"question": "Unanswerable: no evidence", "category": 5, "evidence": []},
+        ],
+    }
+
+
+def test_locomo_benchmark_runs_on_a_tiny_conversation(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from benchmarks import locomo
+    from benchmarks.locomo_data import load_locomo
+
+    data = tmp_path / "locomo-smoke.json"
+    data.write_text(json.dumps([_sample()]), encoding="utf-8")
+    (conv,) = load_locomo(data)
+    assert len(conv.turns) == 4 and len(conv.questions) == 3  # the one without evidence is left out
+
+    locomo.main(["--data", str(data), "--rows", "project,store", "--cache-dir", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert "LoCoMo: 1 conversations, 4 turns, 3 questions with valid evidence" in out
+    for row in ("BM25", "S1 ", "S2 QdrantMemoryStore hybrid", "S3 QdrantMemoryStore hybrid"):
+        assert row in out, out
+    assert list(tmp_path.glob("*.npz")), "document vectors were cached for the next run"
