@@ -256,7 +256,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     print(f"- total: {runtime_bytes / 1e6:.1f} MB")
     print(f"- with their runtime requirements ({', '.join(closure)}): {closure_bytes / 1e6:.1f} MB")
     print("\nSanity check (cosine):")
-    for label, emb, _, _ in embedders[::2]:
+    for label, emb, _, _ in (embedders[0], embedders[-1]):  # the model and the baseline
         para, unrel = sanity(emb)
         print(f"- {label}: '{SANITY[0]}' vs '{SANITY[1]}' {para:.3f}; vs '{SANITY[2]}' {unrel:.3f}")
 

@@ -1,7 +1,7 @@
-"""``benchmarks/locomo.py`` runs end to end on a tiny conversation in LoCoMo's format.
+"""The LoCoMo and embeddings benchmarks run end to end on tiny inputs.
 
-The real data (``../shared/data/locomo``) never enters the repository; this file
-is written by the test, with the fields the loader reads.
+The real LoCoMo data (``../shared/data/locomo``) never enters the repository: the
+LoCoMo test writes a tiny conversation in its format, with the fields the loader reads.
 """
 
 from __future__ import annotations
@@ -21,19 +21,23 @@ TURNS = [
 ]
 
 
-def _sample() -> dict[str, object]:
-    session = lambda s, turns: [  # noqa: E731
-        {"speaker": who, "dia_id": f"D{s}:{i + 1}", "text": text} for i, (who, text) in turns
+def _session(number: int, turns: list[tuple[str, str]]) -> list[dict[str, str]]:
+    return [
+        {"speaker": who, "dia_id": f"D{number}:{i}", "text": text}
+        for i, (who, text) in enumerate(turns, start=1)
     ]
+
+
+def _sample() -> dict[str, object]:
     return {
         "sample_id": "conv-smoke",
         "conversation": {
             "speaker_a": "Caroline",
             "speaker_b": "Melanie",
             "session_1_date_time": "1:56 pm on 8 May, 2023",
-            "session_1": session(1, list(enumerate(TURNS[:2]))),
+            "session_1": _session(1, TURNS[:2]),
             "session_2_date_time": "7:55 pm on 9 June, 2023",
-            "session_2": session(2, list(enumerate(TURNS[2:]))),
+            "session_2": _session(2, TURNS[2:]),
         },
         "qa": [
             {
@@ -76,3 +80,20 @@ def test_locomo_benchmark_runs_on_a_tiny_conversation(
     for row in ("BM25", "S1 ", "S2 QdrantMemoryStore hybrid", "S3 QdrantMemoryStore hybrid"):
         assert row in out, out
     assert list(tmp_path.glob("*.npz")), "document vectors were cached for the next run"
+
+
+def test_embeddings_benchmark_quick_run(capsys: pytest.CaptureFixture[str]) -> None:
+    from benchmarks import embeddings
+
+    embeddings.main(["--n", "8", "--queries", "4", "--repeats", "1", "--cold-runs", "1"])
+    out = capsys.readouterr().out
+    for row in (
+        "| LocalEmbeddings (defaults) |",
+        '| LocalEmbeddings (thread_spinning="always") |',
+        "| LocalEmbeddings (num_threads=1) |",
+        "| HashingEmbeddings (baseline) |",
+    ):
+        assert row in out, out
+    sanity = out.split("Sanity check (cosine):")[1]
+    # The paraphrase check for the model, against the baseline that knows no meaning.
+    assert "- LocalEmbeddings (defaults):" in sanity and "- HashingEmbeddings (baseline):" in sanity
