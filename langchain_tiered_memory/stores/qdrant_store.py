@@ -69,10 +69,12 @@ from langchain_tiered_memory.stores.edge_optimizer import (
     Progress,
 )
 from langchain_tiered_memory.stores.engine_edge import EdgeEngine
+from langchain_tiered_memory.stores.estimate_cache import EstimateCache
 from langchain_tiered_memory.stores.plan import Planner, RetrievalMode, check_namespace
 from langchain_tiered_memory.stores.requests import (
     EmbedDocuments,
     EmbedQueries,
+    Estimate,
     LexicalIdf,
     Optimize,
     Plan,
@@ -182,6 +184,7 @@ class QdrantMemoryStore(BaseStore):
         self._owns_engine = owns_engine
         self._ready = False
         self._versions = NamespaceVersions()
+        self._estimates = EstimateCache()
 
     # ----------------------------------------------------------- constructors
     @classmethod
@@ -312,6 +315,12 @@ class QdrantMemoryStore(BaseStore):
             return embeddings.embed_documents(request.texts)
         if isinstance(request, EmbedQueries) and embeddings is not None:
             return [embeddings.embed_query(text) for text in request.texts]
+        if isinstance(request, Estimate):  # kept until the next write (see estimate_cache)
+            return self._estimates.sizes(
+                request.filters,
+                self.namespace_version(()),
+                lambda filters: self.engine.execute(Estimate(filters)),
+            )
         return self.engine.execute(request)
 
     async def _aexecute(self, request: Any) -> Any:
@@ -440,32 +449,43 @@ class QdrantMemoryStore(BaseStore):
         return self._versions.token(tuple(namespace_prefix))
 
     @overload
-    def optimize(self, *, background: Literal[False] = False) -> bool: ...
+    def optimize(self, *, background: Literal[True] = True) -> OptimizationStatus: ...
     @overload
-    def optimize(self, *, background: Literal[True]) -> OptimizationStatus: ...
-    def optimize(self, *, background: bool = False) -> bool | OptimizationStatus:
-        """Build HNSW graphs, vacuum and merge segments (embedded engine); a no-op on a server.
+    def optimize(self, *, background: Literal[False]) -> bool: ...
+    def optimize(self, *, background: bool = True) -> bool | OptimizationStatus:
+        """Build HNSW graphs, vacuum and merge segments (embedded engine), without stalling.
 
         Nothing requires it: until it has run, searches are exact scans of the
         points matching the (indexed) filter (about 5 ms per 10k points in the
         searched namespaces); it pays off for large stores.
 
-        ``background=True`` returns an :class:`OptimizationStatus` at once (see
-        :meth:`start_optimize`); reads and writes go on meanwhile. By default it
-        runs in-process and returns True if anything changed: ``qdrant-edge``
-        holds the GIL for the whole run, so every other thread of the process
-        stalls until it returns (about 15 s for 5k 384-d points, 950 s for 1M
-        on 2 cores). Use the default only when the process is idle.
+        By default it runs in the background (:meth:`start_optimize`) and
+        returns an :class:`OptimizationStatus` at once; reads and writes go on
+        meanwhile. ``background=False`` runs it in this process instead and
+        returns True if anything changed: ``qdrant-edge`` holds the GIL for the
+        whole run, so every other thread of the process stalls until it returns
+        (about 15 s for 5k 384-d points, 950 s for 1M on 2 cores). Ask for that
+        only when the process is idle (a batch job, a benchmark). On a server
+        both are no-ops: it optimises by itself.
+
+        Example:
+            >>> import tempfile
+            >>> with QdrantMemoryStore.embedded(tempfile.mkdtemp()) as store:
+            ...     store.put(("alice", "notes"), "n1", {"text": "hello"})
+            ...     status = store.optimize()  # returns at once
+            ...     report = status.result(timeout=120)
+            ...     store.get(("alice", "notes"), "n1").value
+            {'text': 'hello'}
         """
         if background:
             return self.start_optimize()
         return bool(self._run(_single(Optimize()), "aoptimize"))
 
     @overload
-    async def aoptimize(self, *, background: Literal[False] = False) -> bool: ...
+    async def aoptimize(self, *, background: Literal[True] = True) -> OptimizationStatus: ...
     @overload
-    async def aoptimize(self, *, background: Literal[True]) -> OptimizationStatus: ...
-    async def aoptimize(self, *, background: bool = False) -> bool | OptimizationStatus:
+    async def aoptimize(self, *, background: Literal[False]) -> bool: ...
+    async def aoptimize(self, *, background: bool = True) -> bool | OptimizationStatus:
         """Async twin of :meth:`optimize`."""
         if background:
             return self.start_optimize()
