@@ -220,7 +220,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                         )
                     if args.optimize:
                         start = time.perf_counter()
-                        memory.store.optimize()  # type: ignore[attr-defined]
+                        memory.store.optimize(background=False)  # type: ignore[attr-defined]
                         built["optimize_s"] = time.perf_counter() - start
                     if args.store_dir:
                         mark_complete(path, built)

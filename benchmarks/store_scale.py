@@ -295,7 +295,7 @@ def run_engine(engine: str, n: int, config: Config, workdir: str) -> dict[str, A
     optimize_s = None
     if config.optimize and hasattr(store, "optimize"):
         with stopwatch() as opt:
-            store.optimize()
+            store.optimize(background=False)  # the process is idle: build in place
         optimize_s = opt.seconds
     warm = getattr(store, "warm", None)
     if warm is not None:  # the page cache may have dropped the files (see stores/edge_warm.py)

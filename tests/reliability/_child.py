@@ -9,7 +9,7 @@ at once so the parent can react to it:
   printing ``progress <phase> <done> <total>`` lines, then ``done <json report>``.
 * ``optimize <dir> <start>``: open the store, start a thread that writes items
   ``w<start>, w<start+1>, ...`` printing ``ack <i>`` after each put returned,
-  then call ``store.optimize()`` (printing ``optimizing`` and ``optimized``).
+  then call ``store.optimize(background=False)`` (printing ``optimizing`` and ``optimized``).
 """
 
 from __future__ import annotations
@@ -72,7 +72,7 @@ def optimize(path: str, start: int) -> None:
     thread.start()
     time.sleep(0.05)
     say("optimizing")
-    result = store.optimize()
+    result = store.optimize(background=False)
     say(f"optimized {result}")
     stop.set()
     thread.join()

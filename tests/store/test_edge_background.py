@@ -138,14 +138,14 @@ def test_background_optimize_does_not_stall_and_keeps_every_write(
     twin = store_dir / "twin"
     shutil.copytree(filled, twin)  # the same data, optimised in-process for comparison
     with _open(twin) as store, Traffic(store) as traffic:
-        assert store.optimize() is True
+        assert store.optimize(background=False) is True
     in_process_stall = traffic.max_stall
 
     with _open(filled) as store:
         before = _probe(store)
         first_dir = store.engine.dir  # type: ignore[union-attr]
         with Traffic(store) as traffic:
-            status = store.optimize(background=True)
+            status = store.optimize()  # the default: in the background
             report = status.result(timeout=240)
         assert traffic.errors == []
         assert report.outcome == "swapped" and report.optimized and status.phase == "done"
@@ -177,7 +177,7 @@ async def test_async_background_optimize_and_second_call_returns_the_running_one
 ) -> None:
     with _open(filled) as store:
         dirs = [store.engine.dir]  # type: ignore[union-attr]
-        status = await store.aoptimize(background=True)
+        status = await store.aoptimize()  # the default: in the background
         assert store.start_optimize() is status  # one build at a time
         await store.aput(("live",), "a", {"text": "async write during the build"})
         report = await status.aresult(timeout=240)
@@ -299,7 +299,7 @@ def test_indexing_threads_are_saved_and_survive_optimize_and_purge(store_dir: Pa
         assert saved_threads() == 2
     with _open(path, optimizers=None) as store:  # reopened without settings: the shard keeps them
         before = _probe(store)
-        assert store.optimize() is True
+        assert store.optimize(background=False) is True
         assert _probe(store) == before
         assert saved_threads() == 2
         store.delete(("ns", "u1"), "k1")
@@ -341,7 +341,7 @@ def test_only_namespace_prefixes_are_linked_and_optimize_relinks_old_stores(
             if background:
                 assert store.optimize(background=True).result(timeout=240).outcome == "swapped"
             else:
-                store.optimize()
+                store.optimize(background=False)
             links = _graph_links(store)
             assert links.pop("ns_prefixes") is True and set(links.values()) == {False}
             assert _probe(store) == before
@@ -366,7 +366,8 @@ def test_segments_are_laid_out_by_namespace_and_old_stores_are_rewritten_once(
         _drop_the_layout(store)
         assert not tenant_layout(store.engine.shard)  # type: ignore[union-attr]
         with caplog.at_level(logging.WARNING, "langchain_tiered_memory.stores.engine_edge"):
-            store.optimize()  # in place: the old segments keep their order, so no flag either
+            # In place: the old segments keep their order, so no flag either.
+            store.optimize(background=False)
         assert "optimize(background=True)" in caplog.text  # and the user is told what to do
         assert not tenant_layout(store.engine.shard)  # type: ignore[union-attr]
         status = store.optimize(background=True)

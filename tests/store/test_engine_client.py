@@ -32,6 +32,18 @@ def test_local_mode_modes_and_isolation(mode: str) -> None:
     assert sorted(h.key for h in hits) == ["a", "c"]
 
 
+def test_store_default_mode_and_per_query_override_in_local_mode() -> None:
+    client = QdrantClient(":memory:")
+    with QdrantMemoryStore.from_client(client, index=index(), retrieval="lexical") as s:
+        s.put(("a",), "k1", {"text": "green tea"})
+        s.put(("a",), "k2", {"text": "black coffee"})
+        assert [h.key for h in s.search(("a",), query="tea")] == ["k1"]  # lexical: one hit
+        dense = s.search(("a",), query="tea", retrieval="dense")
+        assert len(dense) == 2 and dense[0].key == "k1"  # dense ranks every item
+        hybrid = s.search(("a",), query="tea", retrieval="hybrid")
+        assert [h.key for h in hybrid][:1] == ["k1"] and len(hybrid) == 2
+
+
 def test_local_path_reopen(tmp_path) -> None:  # type: ignore[no-untyped-def]
     client = QdrantClient(path=str(tmp_path / "local"))
     fill(QdrantMemoryStore.from_client(client, index=index()))

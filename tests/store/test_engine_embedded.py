@@ -203,7 +203,7 @@ def test_optimize_runs_while_other_threads_write_and_read(tmp_path: Path) -> Non
 
         thread = threading.Thread(target=worker)
         thread.start()
-        s.optimize()
+        s.optimize(background=False)
         stop.set()
         thread.join(timeout=60)
         assert not errors

