@@ -442,7 +442,7 @@ def table_rows(rows: list[dict[str, Any]]) -> list[list[Any]]:
                 r["reopen_s"],
                 r["optimize_s"],
                 None if upsert_ratio is None else f"{upsert_ratio:.2f}x",
-                None if speedup is None else f"{speedup:.1f}x",
+                None if speedup is None else f"{speedup:.2g}x",
             ]
         )
     return out
