@@ -51,6 +51,7 @@ __all__ = [
     "awrite_records",
     "export_record",
     "index_of",
+    "jsonl_line",
     "parse_record",
     "read_records",
     "write_records",
@@ -74,6 +75,11 @@ def export_record(item: Item) -> dict[str, Any]:
         "created_at": item.created_at.isoformat(),
         "updated_at": item.updated_at.isoformat(),
     }
+
+
+def jsonl_line(record: dict[str, Any]) -> str:
+    """One export record as a line of a JSON Lines export file (newline included)."""
+    return json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n"
 
 
 def index_of(namespace: tuple[str, ...], value: dict[str, Any]) -> list[str] | Literal[False]:
@@ -144,8 +150,33 @@ def _chunks(ops: Sequence[RestoreOp]) -> list[Sequence[RestoreOp]]:
     return [ops[start : start + _CHUNK] for start in range(0, len(ops), _CHUNK)]
 
 
-def _put_ops(ops: Sequence[RestoreOp]) -> list[PutOp]:
-    return [PutOp(op.namespace, op.key, op.value, index=op.index) for op in ops]
+def _embedded_texts(op: RestoreOp) -> set[str]:
+    """The texts a store embeds for ``op`` (every top-level text when the store decides)."""
+    if op.index is False:
+        return set()
+    fields = op.index if op.index is not None else list(op.value)
+    return {text for field in fields if isinstance(text := op.value.get(field), str)}
+
+
+def _put_batches(ops: Sequence[RestoreOp]) -> list[list[PutOp]]:
+    """``ops`` as put batches in which no embedded text occurs twice.
+
+    LangGraph's ``InMemoryStore`` embeds each distinct text of a batch once and
+    then fails ("Number of embeddings ... does not match number of indices")
+    when two records of the batch embed the same text, e.g. one entity under
+    two agents of a user.
+    """
+    batches: list[list[PutOp]] = []
+    batch: list[PutOp] = []
+    seen: set[str] = set()
+    for op in ops:
+        texts = _embedded_texts(op)
+        if texts & seen:
+            batches.append(batch)
+            batch, seen = [], set()
+        batch.append(PutOp(op.namespace, op.key, op.value, index=op.index))
+        seen |= texts
+    return [*batches, batch] if batch else batches
 
 
 def _restamp(store: InMemoryStore, ops: Sequence[RestoreOp]) -> None:
@@ -187,7 +218,8 @@ def write_records(store: BaseStore, ops: Sequence[RestoreOp]) -> None:
         if callable(restore):
             restore(chunk)
         else:
-            store.batch(_put_ops(chunk))
+            for batch in _put_batches(chunk):
+                store.batch(batch)
     if not callable(restore):
         _after_puts(store, ops)
 
@@ -199,6 +231,7 @@ async def awrite_records(store: BaseStore, ops: Sequence[RestoreOp]) -> None:
         if callable(arestore):
             await arestore(chunk)
         else:
-            await store.abatch(_put_ops(chunk))
+            for batch in _put_batches(chunk):
+                await store.abatch(batch)
     if not callable(arestore):
         _after_puts(store, ops)

@@ -3,7 +3,9 @@
 Computed by one scan of the store: sizes per user and tier, growth, the share
 of episodes ever retrieved, the staleness distribution of current facts,
 consolidation runs and their success rate, forgetting counts from the audit
-trail, write-back counts and recorded failures.
+trail, write-back counts and recorded failures. :func:`compute_stats` and its
+async twin :func:`acompute_stats` differ only in their store calls; both fold
+the scanned items with the same :class:`StatsScan`.
 
 Example:
     >>> from langgraph.store.memory import InMemoryStore
@@ -18,17 +20,24 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter, defaultdict
+from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from langchain_tiered_memory.tiers.episodic_access import flush_access_buffers
+from langchain_tiered_memory.tiers.episodic_access import (
+    aflush_access_buffers,
+    flush_access_buffers,
+)
 from langchain_tiered_memory.tiers.scope import ROOT_LABEL, label_to_id
 from langchain_tiered_memory.types import ensure_aware
 
 if TYPE_CHECKING:
-    from langchain_tiered_memory.memory import TieredMemory
+    from langgraph.store.base import Item
 
-__all__ = ["STALENESS_BUCKETS", "compute_stats"]
+    from langchain_tiered_memory.memory import TieredMemory
+    from langchain_tiered_memory.writeback_ops import WriteBackStats
+
+__all__ = ["STALENESS_BUCKETS", "StatsScan", "acompute_stats", "compute_stats"]
 
 STALENESS_BUCKETS: tuple[tuple[str, float], ...] = (
     ("<7d", 7.0),
@@ -54,63 +63,104 @@ def _parse(value: Any) -> datetime | None:
     return None
 
 
-def compute_stats(memory: TieredMemory) -> dict[str, Any]:
-    """Scan ``memory``'s store once and return its health figures as a dict."""
-    now = memory.clock()
-    users: dict[str, Counter[str]] = defaultdict(Counter)
-    growth: Counter[str] = Counter()
-    staleness: Counter[str] = Counter()
-    forgetting: Counter[str] = Counter()
-    consolidation: Counter[str] = Counter()
-    episodes = 0
-    accessed: set[tuple[str, str]] = set()  # (user, episode id) with any access event
-    flush_access_buffers(memory.store)  # count accesses still buffered in this process
-    for item in memory._scan((ROOT_LABEL,)):
+class StatsScan:
+    """The health figures folded from one scan of the store (pure: no I/O).
+
+    :func:`compute_stats` and :func:`acompute_stats` feed it every item of the
+    store with :meth:`add` and read the figures with :meth:`result`.
+
+    Args:
+        now: The time growth and staleness are measured against (aware).
+    """
+
+    def __init__(self, now: datetime) -> None:
+        self.now = now
+        self.users: dict[str, Counter[str]] = defaultdict(Counter)
+        self.growth: Counter[str] = Counter()
+        self.staleness: Counter[str] = Counter()
+        self.forgetting: Counter[str] = Counter()
+        self.consolidation: Counter[str] = Counter()
+        self.episodes = 0
+        self.accessed: set[tuple[str, str]] = set()  # (user, episode id) with any access event
+
+    def add(self, item: Item) -> None:
+        """Fold one store item into the figures (items outside a user scope are ignored)."""
         ns = tuple(item.namespace)
         if len(ns) < 4:
-            continue
+            return
         user, tier = label_to_id(ns[1]), ns[3]
         sub = ns[4] if len(ns) > 4 else ""
         value = item.value
         if tier == "_audit":
-            forgetting[str(value.get("action", "unknown"))] += 1
-            continue
+            self.forgetting[str(value.get("action", "unknown"))] += 1
+            return
         if tier == "_consolidation":
             if sub == "runs":
-                consolidation["runs"] += 1
-                consolidation["succeeded" if value.get("ok") else "failed"] += 1
-            continue
+                self.consolidation["runs"] += 1
+                self.consolidation["succeeded" if value.get("ok") else "failed"] += 1
+            return
         if tier == "episodic" and sub == "access":
             # Raw access events and folded segment heads both name their episode.
             if isinstance(value.get("episode_id"), str):
-                accessed.add((user, value["episode_id"]))
-            continue
-        users[user][tier] += 1
-        age = now - ensure_aware(item.created_at)
+                self.accessed.add((user, value["episode_id"]))
+            return
+        self.users[user][tier] += 1
+        age = self.now - ensure_aware(item.created_at)
         if age <= timedelta(days=1):
-            growth["last_24h"] += 1
+            self.growth["last_24h"] += 1
         if age <= timedelta(days=7):
-            growth["last_7d"] += 1
+            self.growth["last_7d"] += 1
         if tier == "episodic" and sub == "episodes":
-            episodes += 1
+            self.episodes += 1
         if tier == "semantic" and sub == "facts" and value.get("valid_to") is None:
             confirmed = _parse(value.get("last_confirmed"))
             if confirmed is not None:
-                staleness[_bucket((now - confirmed).total_seconds() / 86400.0)] += 1
-    runs = consolidation["runs"]
+                days = (self.now - confirmed).total_seconds() / 86400.0
+                self.staleness[_bucket(days)] += 1
+
+    def result(self, writeback: WriteBackStats | None, errors: Mapping[str, int]) -> dict[str, Any]:
+        """The figures as the dict :meth:`TieredMemory.stats` returns.
+
+        Args:
+            writeback: The write-back counts (``None`` without a writer).
+            errors: Failures recorded by the facade, by kind.
+        """
+        users, consolidation = self.users, self.consolidation
+        runs = consolidation["runs"]
+        return {
+            "users": {u: dict(c) | {"total": sum(c.values())} for u, c in sorted(users.items())},
+            "total_items": sum(sum(c.values()) for c in users.values()),
+            "growth": {"last_24h": self.growth["last_24h"], "last_7d": self.growth["last_7d"]},
+            "episodes_ever_retrieved": (
+                (len(self.accessed) / self.episodes) if self.episodes else 0.0
+            ),
+            "fact_staleness": {name: self.staleness[name] for name, _ in STALENESS_BUCKETS},
+            "consolidation": {
+                "runs": runs,
+                "succeeded": consolidation["succeeded"],
+                "success_rate": consolidation["succeeded"] / runs if runs else None,
+            },
+            "forgetting": dict(self.forgetting),
+            "writeback": dataclasses.asdict(writeback) if writeback is not None else None,
+            "errors": dict(errors),
+        }
+
+
+def compute_stats(memory: TieredMemory) -> dict[str, Any]:
+    """Scan ``memory``'s store once and return its health figures as a dict."""
+    scan = StatsScan(memory.clock())
+    flush_access_buffers(memory.store)  # count accesses still buffered in this process
+    for item in memory._scan((ROOT_LABEL,)):
+        scan.add(item)
     writer = memory.writer
-    return {
-        "users": {u: dict(c) | {"total": sum(c.values())} for u, c in sorted(users.items())},
-        "total_items": sum(sum(c.values()) for c in users.values()),
-        "growth": {"last_24h": growth["last_24h"], "last_7d": growth["last_7d"]},
-        "episodes_ever_retrieved": (len(accessed) / episodes) if episodes else 0.0,
-        "fact_staleness": {name: staleness[name] for name, _ in STALENESS_BUCKETS},
-        "consolidation": {
-            "runs": runs,
-            "succeeded": consolidation["succeeded"],
-            "success_rate": consolidation["succeeded"] / runs if runs else None,
-        },
-        "forgetting": dict(forgetting),
-        "writeback": dataclasses.asdict(writer.stats()) if writer is not None else None,
-        "errors": dict(memory._errors),
-    }
+    return scan.result(writer.stats() if writer is not None else None, memory._errors)
+
+
+async def acompute_stats(memory: TieredMemory) -> dict[str, Any]:
+    """Async twin of :func:`compute_stats`."""
+    scan = StatsScan(memory.clock())
+    await aflush_access_buffers(memory.store)
+    async for item in memory._ascan((ROOT_LABEL,)):
+        scan.add(item)
+    writer = memory.writer
+    return scan.result(await writer.astats() if writer is not None else None, memory._errors)

@@ -15,14 +15,14 @@ Example:
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import inspect
-import json
 import logging
 import os
 import threading
 from collections import Counter
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -38,6 +38,7 @@ from langchain_tiered_memory.errors import ConfigurationError
 from langchain_tiered_memory.export_import import (
     awrite_records,
     export_record,
+    jsonl_line,
     read_records,
     write_records,
 )
@@ -208,9 +209,23 @@ class TieredMemory:
     def users(self) -> list[str]:
         """Every user id with memories in the store."""
         namespaces = self.store.list_namespaces(prefix=(ROOT_LABEL,), max_depth=2, limit=100_000)
-        candidates = sorted({ns[1] for ns in namespaces if len(ns) >= 2})
         # Some stores keep emptied namespaces listed: a user is one with at least one item.
-        return [label_to_id(u) for u in candidates if self.store.search((ROOT_LABEL, u), limit=1)]
+        return [
+            label_to_id(u)
+            for u in _user_labels(namespaces)
+            if self.store.search((ROOT_LABEL, u), limit=1)
+        ]
+
+    async def ausers(self) -> list[str]:
+        """Async twin of :meth:`users`."""
+        namespaces = await self.store.alist_namespaces(
+            prefix=(ROOT_LABEL,), max_depth=2, limit=100_000
+        )
+        return [
+            label_to_id(u)
+            for u in _user_labels(namespaces)
+            if await self.store.asearch((ROOT_LABEL, u), limit=1)
+        ]
 
     def _record_error(self, kind: str, exc: BaseException) -> None:
         logger.warning("memory %s failed: %r", kind, exc)
@@ -252,13 +267,35 @@ class TieredMemory:
         for item in self._scan(prefix):
             yield export_record(item)
 
+    async def aexport_user(self, user_id: str) -> AsyncIterator[dict[str, Any]]:
+        """Async twin of :meth:`export_user` (an async iterator)."""
+        prefix = MemoryScope(user_id).user_prefix
+        async for item in self._ascan(prefix):
+            yield export_record(item)
+
     def export_jsonl(self, user_id: str, path: str | os.PathLike[str]) -> int:
         """Write :meth:`export_user` to a JSON Lines file; returns the record count."""
         count = 0
         with open(path, "w", encoding="utf-8") as fh:
             for record in self.export_user(user_id):
-                fh.write(json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n")
+                fh.write(jsonl_line(record))
                 count += 1
+        return count
+
+    async def aexport_jsonl(self, user_id: str, path: str | os.PathLike[str]) -> int:
+        """Async twin of :meth:`export_jsonl`: the file is written off the event loop."""
+        fh = await asyncio.to_thread(open, path, "w", encoding="utf-8")
+        try:
+            count, lines = 0, []
+            async for record in self.aexport_user(user_id):
+                lines.append(jsonl_line(record))
+                count += 1
+                if len(lines) >= _PAGE:
+                    await asyncio.to_thread(fh.writelines, lines)
+                    lines = []
+            await asyncio.to_thread(fh.writelines, lines)
+        finally:
+            await asyncio.to_thread(fh.close)
         return count
 
     def import_jsonl(self, path: str | os.PathLike[str]) -> int:
@@ -366,6 +403,12 @@ class TieredMemory:
 
         return compute_stats(self)
 
+    async def astats(self) -> dict[str, Any]:
+        """Async twin of :meth:`stats`."""
+        from langchain_tiered_memory.health import acompute_stats
+
+        return await acompute_stats(self)
+
     # -- lifecycle -------------------------------------------------------------------
 
     def flush(self, timeout: float | None = None) -> None:
@@ -455,6 +498,11 @@ def _index_embeddings(store: BaseStore) -> list[Any]:
     config = getattr(store, "index_config", None)
     found = [config.get("embed")] if isinstance(config, dict) else []
     return [*found, getattr(store, "embeddings", None)]
+
+
+def _user_labels(namespaces: Iterable[tuple[str, ...]]) -> list[str]:
+    """The user labels (second namespace label) under ``tiered_memory``, sorted, once each."""
+    return sorted({ns[1] for ns in namespaces if len(ns) >= 2})
 
 
 def _own_items(page: list[Any], namespace: tuple[str, ...]) -> list[Any]:
