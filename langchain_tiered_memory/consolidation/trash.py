@@ -25,7 +25,7 @@ from __future__ import annotations
 import hashlib
 import json
 import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -205,12 +205,16 @@ class MemoryTrash:
 
     async def alist_trashed(self) -> list[Item]:
         """Async twin of :meth:`list_trashed`."""
-        out: list[Item] = []
-        while True:
-            page = await self.store.asearch(self.trash_namespace, limit=_PAGE, offset=len(out))
-            out.extend(page)
-            if len(page) < _PAGE:
-                return out
+        return await _acollect(
+            lambda offset: self.store.asearch(self.trash_namespace, limit=_PAGE, offset=offset)
+        )
+
+    async def aaudit_log(self) -> list[AuditRecord]:
+        """Async twin of :meth:`audit_log`."""
+        items = await _acollect(
+            lambda offset: self.store.asearch(self.audit_namespace, limit=_PAGE, offset=offset)
+        )
+        return _records(items)
 
     async def apurge_expired(self, grace_period_days: float) -> int:
         """Async twin of :meth:`purge_expired`."""
@@ -224,6 +228,16 @@ def _collect(fetch: Callable[[int], list[Any]]) -> list[Any]:
     out: list[Any] = []
     while True:
         page = fetch(len(out))
+        out.extend(page)
+        if len(page) < _PAGE:
+            return out
+
+
+async def _acollect(fetch: Callable[[int], Awaitable[list[Any]]]) -> list[Any]:
+    """Async twin of :func:`_collect`."""
+    out: list[Any] = []
+    while True:
+        page = await fetch(len(out))
         out.extend(page)
         if len(page) < _PAGE:
             return out

@@ -141,3 +141,6 @@ async def test_async_trash_matches_sync() -> None:
     clock.advance(days=31)
     assert await trash.apurge_expired(30) == 1
     assert await store.aget(ns, "f1") is None
+    log = await trash.aaudit_log()
+    assert [r.action for r in log] == ["soft_delete", "restore", "soft_delete", "purge"]
+    assert log == trash.audit_log()
