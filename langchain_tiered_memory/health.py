@@ -1,7 +1,9 @@
 """Operational health figures (the seed's evaluation framework, "Operational Health").
 
 Computed by one scan of the store: sizes per user and tier, growth, the share
-of episodes ever retrieved, the staleness distribution of current facts,
+of memories ever retrieved (episodes, current facts, and both together; access
+events count retrievals and are not memories themselves), the staleness
+distribution of current facts,
 consolidation runs and their success rate, forgetting counts from the audit
 trail, write-back counts and recorded failures. :func:`compute_stats` and its
 async twin :func:`acompute_stats` differ only in their store calls; both fold
@@ -63,6 +65,15 @@ def _parse(value: Any) -> datetime | None:
     return None
 
 
+_ACCESS_ID = {"episodic": "episode_id", "semantic": "fact_id"}
+"""The field that names the record in a tier's access events."""
+
+
+def _share(accessed: set[tuple[str, str]], live: set[tuple[str, str]]) -> float:
+    """The share of ``live`` records with an access event (0.0 when there are none)."""
+    return len(accessed & live) / len(live) if live else 0.0
+
+
 class StatsScan:
     """The health figures folded from one scan of the store (pure: no I/O).
 
@@ -80,8 +91,10 @@ class StatsScan:
         self.staleness: Counter[str] = Counter()
         self.forgetting: Counter[str] = Counter()
         self.consolidation: Counter[str] = Counter()
-        self.episodes = 0
-        self.accessed: set[tuple[str, str]] = set()  # (user, episode id) with any access event
+        # (user, id) of the live episodes and current facts, and of those with an access event
+        self.episodes: set[tuple[str, str]] = set()
+        self.facts: set[tuple[str, str]] = set()
+        self.accessed: dict[str, set[tuple[str, str]]] = {"episodic": set(), "semantic": set()}
 
     def add(self, item: Item) -> None:
         """Fold one store item into the figures (items outside a user scope are ignored)."""
@@ -99,10 +112,11 @@ class StatsScan:
                 self.consolidation["runs"] += 1
                 self.consolidation["succeeded" if value.get("ok") else "failed"] += 1
             return
-        if tier == "episodic" and sub == "access":
-            # Raw access events and folded segment heads both name their episode.
-            if isinstance(value.get("episode_id"), str):
-                self.accessed.add((user, value["episode_id"]))
+        if sub == "access":  # retrieval counts: statistics, not memories
+            # Raw access events and folded segment heads both name their record.
+            record = value.get(_ACCESS_ID.get(tier, ""))
+            if tier in self.accessed and isinstance(record, str):
+                self.accessed[tier].add((user, record))
             return
         self.users[user][tier] += 1
         age = self.now - ensure_aware(item.created_at)
@@ -111,8 +125,9 @@ class StatsScan:
         if age <= timedelta(days=7):
             self.growth["last_7d"] += 1
         if tier == "episodic" and sub == "episodes":
-            self.episodes += 1
+            self.episodes.add((user, str(value.get("episode_id", item.key))))
         if tier == "semantic" and sub == "facts" and value.get("valid_to") is None:
+            self.facts.add((user, str(value.get("fact_id", item.key))))
             confirmed = _parse(value.get("last_confirmed"))
             if confirmed is not None:
                 days = (self.now - confirmed).total_seconds() / 86400.0
@@ -131,8 +146,10 @@ class StatsScan:
             "users": {u: dict(c) | {"total": sum(c.values())} for u, c in sorted(users.items())},
             "total_items": sum(sum(c.values()) for c in users.values()),
             "growth": {"last_24h": self.growth["last_24h"], "last_7d": self.growth["last_7d"]},
-            "episodes_ever_retrieved": (
-                (len(self.accessed) / self.episodes) if self.episodes else 0.0
+            "episodes_ever_retrieved": _share(self.accessed["episodic"], self.episodes),
+            "facts_ever_retrieved": _share(self.accessed["semantic"], self.facts),
+            "memories_ever_retrieved": _share(
+                self.accessed["episodic"] | self.accessed["semantic"], self.episodes | self.facts
             ),
             "fact_staleness": {name: self.staleness[name] for name, _ in STALENESS_BUCKETS},
             "consolidation": {

@@ -48,7 +48,7 @@ from langchain_tiered_memory.assembly.conflicts import word_set_similarity
 from langchain_tiered_memory.consolidation.policy import ForgettingPolicy, RetentionCandidate
 from langchain_tiered_memory.tiers.episodic_models import Episode
 from langchain_tiered_memory.tiers.procedural_models import ToolUsageRecord
-from langchain_tiered_memory.tiers.semantic_models import Fact
+from langchain_tiered_memory.tiers.semantic_models import Fact, fact_to_value
 from langchain_tiered_memory.types import ensure_aware
 
 if TYPE_CHECKING:
@@ -107,6 +107,13 @@ def _tool_steps(episode: Episode) -> list[ToolUsageRecord]:
             )
         )
     return records
+
+
+def _last_used(fact: Fact) -> datetime:
+    """When a fact was last retrieved or restated, whichever is later."""
+    if fact.last_accessed is None:
+        return fact.last_confirmed
+    return max(fact.last_accessed, fact.last_confirmed)
 
 
 def _episode_text(episode: Episode) -> str:
@@ -192,6 +199,20 @@ class MemoryConsolidator:
             facts.extend(self.user.semantic.get_facts(entity.entity_id))
         return facts
 
+    def _fresh_fact(self, fact_id: str) -> Fact | None:
+        """The fact as stored now, if it is still current."""
+        fact = self.user.semantic.get_fact(fact_id)
+        return fact if fact is not None and fact.is_current else None
+
+    def _fresh_pair(self, keep: Fact, other: Fact) -> tuple[Fact, Fact] | None:
+        """Both duplicates as stored now, or ``None`` if either is no longer one."""
+        fresh_keep, fresh_other = self._fresh_fact(keep.fact_id), self._fresh_fact(other.fact_id)
+        if fresh_keep is None or fresh_other is None or fresh_other.pinned:
+            return None
+        if word_set_similarity(fresh_keep.content, fresh_other.content) < self.duplicate_threshold:
+            return None
+        return fresh_keep, fresh_other
+
     def _merge_duplicates(self, report: ConsolidationReport, progress: ProgressCallback) -> None:
         facts = self._current_facts()
         by_entity: dict[tuple[str, str | None], list[Fact]] = {}
@@ -201,15 +222,23 @@ class MemoryConsolidator:
         gone: set[str] = set()
         groups = list(by_entity.values())
         for n, group in enumerate(groups, 1):
-            group.sort(key=lambda f: (-f.confidence, f.first_observed))
+            # Pinned facts first: a pinned fact is kept (gaining the duplicate's
+            # provenance), never merged away.
+            group.sort(key=lambda f: (not f.pinned, -f.confidence, f.first_observed))
             for i, keep in enumerate(group):
                 if keep.fact_id in gone:
                     continue
                 for other in group[i + 1 :]:
-                    if other.fact_id in gone:
+                    if other.fact_id in gone or other.pinned:
                         continue
                     if word_set_similarity(keep.content, other.content) < self.duplicate_threshold:
                         continue
+                    # Merge what is stored now, not the snapshot: a write made since
+                    # (a confirmation adding provenance) must not be overwritten.
+                    fresh = self._fresh_pair(keep, other)
+                    if fresh is None:
+                        continue  # changed meanwhile; the next pass looks again
+                    keep, other = fresh
                     merged = keep.model_copy(
                         update={
                             "source_episode_ids": sorted(
@@ -221,14 +250,7 @@ class MemoryConsolidator:
                         }
                     )
                     self.store.batch(
-                        [
-                            PutOp(
-                                facts_ns,
-                                keep.fact_id,
-                                merged.model_dump(mode="json"),
-                                index=["content"],
-                            )
-                        ]
+                        [PutOp(facts_ns, keep.fact_id, fact_to_value(merged), index=["content"])]
                     )
                     keep = merged
                     self.user.trash.soft_delete(
@@ -237,6 +259,12 @@ class MemoryConsolidator:
                     gone.add(other.fact_id)
                     report.facts_merged += 1
             progress("merge", n, len(groups))
+
+    def _unchanged(self, seen: Episode | Fact) -> bool:
+        """Whether a memory is stored now as it was when it was judged."""
+        if isinstance(seen, Episode):
+            return self.user.episodic.get(seen.episode_id) == seen
+        return self.user.semantic.get_fact(seen.fact_id) == seen
 
     def _forget(self, report: ConsolidationReport, progress: ProgressCallback) -> None:
         now = self.clock()
@@ -261,7 +289,7 @@ class MemoryConsolidator:
                 last_confirmed=fact.last_confirmed,
                 contradiction_count=fact.contradiction_count,
                 now=now,
-                pinned=bool(getattr(fact, "pinned", False)),
+                pinned=fact.pinned,
             )
             if why:
                 verdicts.append((facts_ns, fact.fact_id, why))
@@ -281,9 +309,10 @@ class MemoryConsolidator:
             RetentionCandidate(
                 f"f:{f.fact_id}",
                 f.first_observed,
+                access_count=f.access_count,
                 importance=f.confidence,
-                pinned=bool(getattr(f, "pinned", False)),
-                last_accessed=f.last_confirmed,
+                pinned=f.pinned,
+                last_accessed=_last_used(f),
             )
             for f in facts
             if f.fact_id not in doomed
@@ -291,8 +320,15 @@ class MemoryConsolidator:
         for key, why in self.policy.select_for_removal(candidates, now):
             kind, ident = key.split(":", 1)
             verdicts.append((episodic.namespace if kind == "e" else facts_ns, ident, why))
+        judged: dict[tuple[tuple[str, ...], str], Episode | Fact] = {
+            (episodic.namespace, ep.episode_id): ep for ep in episodes
+        } | {(facts_ns, f.fact_id): f for f in facts}
         for n, (ns, key, why) in enumerate(verdicts, 1):
-            if self.user.trash.soft_delete(ns, key, reason=why):
+            # Only what is still as judged: a memory confirmed, accessed or pinned
+            # since the snapshot above is kept (the next pass judges it again).
+            if self._unchanged(judged[(ns, key)]) and self.user.trash.soft_delete(
+                ns, key, reason=why
+            ):
                 report.forgotten.append((f"{ns[-1]}:{key}", why))
             progress("forget", n, len(verdicts))
         report.purged = self.user.trash.purge_expired(self.policy.grace_period_days)

@@ -37,10 +37,12 @@ class RetentionCandidate:
     Attributes:
         key: A unique key (for example ``"episodic:<id>"``).
         created_at: When it was stored.
-        access_count: How often it was retrieved.
+        access_count: How often it was retrieved (episodes and facts alike: both
+            tiers count the accesses of their retrievals).
         importance: 0..1; facts use their confidence.
         pinned: Pinned memories are never selected.
-        last_accessed: When it was last retrieved (``None``: never).
+        last_accessed: When it was last retrieved (``None``: never); for facts,
+            also a restatement (``last_confirmed``) counts as a use.
     """
 
     key: str

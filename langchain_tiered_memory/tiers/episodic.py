@@ -44,7 +44,7 @@ from typing import Any
 from langgraph.store.base import BaseStore, GetOp, PutOp, SearchItem, SearchOp
 
 from langchain_tiered_memory.errors import ConfigurationError, InvalidInputError
-from langchain_tiered_memory.tiers.episodic_access import EpisodeAccess
+from langchain_tiered_memory.tiers.episodic_access import EpisodeAccess, check_access_settings
 from langchain_tiered_memory.tiers.episodic_models import (
     Episode,
     Outcome,
@@ -141,17 +141,12 @@ class EpisodicConfig:
             raise ConfigurationError(
                 f"recent_windows_hours={self.recent_windows_hours}: every window must be > 0"
             )
-        if self.access_flush_size < 1:
-            raise ConfigurationError(f"access_flush_size={self.access_flush_size}: use at least 1")
-        seconds = self.access_flush_seconds
-        if seconds is not None and not (math.isfinite(seconds) and seconds > 0):
-            raise ConfigurationError(
-                f"access_flush_seconds={seconds!r}: use a positive number of seconds or None"
-            )
-        if self.access_compact_after is not None and self.access_compact_after < 1:
-            raise ConfigurationError(
-                f"access_compact_after={self.access_compact_after}: use at least 1, or None"
-            )
+        check_access_settings(
+            self.access_flush_size,
+            self.access_flush_seconds,
+            self.access_compact_after,
+            prefix="access_",
+        )
 
 
 @dataclass(frozen=True)
@@ -379,6 +374,22 @@ class EpisodicMemory:
         (episode,) = yield from self._access_plan([episode_from_value(item.value)], bump=False)
         return episode
 
+    def _pin_plan(self, episode_id: str, pinned: bool) -> Plan[Episode]:
+        if not isinstance(pinned, bool):
+            raise InvalidInputError(f"pinned is {pinned!r}: pass True to pin or False to unpin")
+        (item,) = yield StoreOps((GetOp(self.namespace, episode_id),))
+        if item is None:
+            raise InvalidInputError(
+                f"no episode with id {episode_id!r} in this scope: pass an episode_id from "
+                "record() or a retrieval of the same user"
+            )
+        episode = episode_from_value(item.value)
+        if episode.pinned != pinned:
+            episode = episode.model_copy(update={"pinned": pinned})
+            yield StoreOps((self._put(episode),))
+        (episode,) = yield from self._access_plan([episode], bump=False)
+        return episode
+
     def _delete_plan(self, episode_id: str) -> Plan[None]:
         yield StoreOps((PutOp(self.namespace, episode_id, None),))
         yield from self.access.delete_plan(episode_id)
@@ -430,6 +441,27 @@ class EpisodicMemory:
     async def aget(self, episode_id: str) -> Episode | None:
         """Async twin of :meth:`get`."""
         return await arun_plan(self.store, self._get_plan(episode_id))
+
+    def pin_episode(self, episode_id: str, pinned: bool = True) -> Episode:
+        """Pin a recorded episode (``pinned=False``: unpin it); pinned episodes are never forgotten.
+
+        Consolidation forgets a pinned episode neither by age nor by the per-user size cap.
+
+        Args:
+            episode_id: The episode's id (``Episode.episode_id``).
+            pinned: ``True`` to pin, ``False`` to unpin.
+
+        Returns:
+            The episode as stored now, with its access statistics.
+
+        Raises:
+            InvalidInputError: No episode has this id in this scope, or ``pinned`` is not a bool.
+        """
+        return run_plan(self.store, self._pin_plan(episode_id, pinned))
+
+    async def apin_episode(self, episode_id: str, pinned: bool = True) -> Episode:
+        """Async twin of :meth:`pin_episode`."""
+        return await arun_plan(self.store, self._pin_plan(episode_id, pinned))
 
     def delete(self, episode_id: str) -> None:
         """Delete an episode and its access statistics (no error if it is absent)."""

@@ -1,4 +1,9 @@
-"""How often each episode was retrieved, counted exactly and kept off the retrieval path.
+"""How often each episode (or fact) was retrieved, counted exactly and kept off the retrieval path.
+
+The machinery is generic (:class:`RecordAccess`, over any record model with
+``access_count`` and ``last_accessed`` fields); :class:`EpisodeAccess` counts
+episodes, :class:`~.semantic_access.FactAccess` counts facts. Below, "episode"
+stands for either.
 
 Accesses are an append-only :class:`~.event_log.EventLog` grouped by episode:
 no counter item is read, incremented and written back, so concurrent retrievals
@@ -19,7 +24,7 @@ A crash loses at most the buffered accesses (a usage signal, never an episode).
 
 Namespaces: ``(..., "episodic", "access", "log")`` for the events,
 ``(..., "episodic", "access", "folded")`` and ``(..., "folded_events")`` for the
-heads and bodies of their segments.
+heads and bodies of their segments (facts: the same under ``"semantic"``).
 
 Example:
     >>> from langgraph.store.memory import InMemoryStore
@@ -45,14 +50,17 @@ import asyncio
 import atexit
 import itertools
 import logging
+import math
 import threading
 import uuid
 import weakref
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, Generic, TypeVar
 
 from langgraph.store.base import BaseStore, PutOp
+from pydantic import BaseModel
 
+from langchain_tiered_memory.errors import ConfigurationError
 from langchain_tiered_memory.stores.serialized import thread_safe
 from langchain_tiered_memory.tiers.episodic_models import Episode
 from langchain_tiered_memory.tiers.event_log import (
@@ -79,12 +87,17 @@ __all__ = [
     "AccessBuffer",
     "AccessTally",
     "EpisodeAccess",
+    "RecordAccess",
+    "access_events",
     "access_log",
     "aflush_access_buffers",
+    "check_access_settings",
     "flush_access_buffers",
 ]
 
 logger = logging.getLogger(__name__)
+
+R = TypeVar("R", bound=BaseModel)
 
 _GROUP_READ_LIMIT = 64
 """Above this many episodes, one read of every access event beats one read per episode."""
@@ -125,20 +138,50 @@ def _access_compact(key: str, value: Any) -> CompactEvent:
     return [float(value.get("ts", 0.0)), int(value.get("n", 1))]
 
 
-ACCESS_EVENTS: EventKind[AccessTally] = EventKind(
-    "episode_id", _access_compact, AccessTally, AccessTally.from_json
-)
+def access_events(group_field: str) -> EventKind[AccessTally]:
+    """Accesses as an event log, grouped by the record id in ``group_field``."""
+    return EventKind(group_field, _access_compact, AccessTally, AccessTally.from_json)
+
+
+ACCESS_EVENTS: EventKind[AccessTally] = access_events("episode_id")
 """Episode accesses as an event log: grouped by episode id."""
 
 
-def access_log(scope: MemoryScope) -> EventLog[AccessTally]:
-    """The access log of a scope (see the module docstring for its namespaces)."""
+def access_log(
+    scope: MemoryScope, tier: str = "episodic", group_field: str = "episode_id"
+) -> EventLog[AccessTally]:
+    """The access log of a tier's records in a scope (see the module docstring).
+
+    Args:
+        scope: Whose records.
+        tier: The first namespace label of the log (``"episodic"``, ``"semantic"``).
+        group_field: The event field holding the record id.
+    """
     return EventLog(
-        ACCESS_EVENTS,
-        scope.namespace("episodic", "access", "log"),
-        scope.namespace("episodic", "access", "folded"),
-        scope.namespace("episodic", "access", "folded_events"),
+        ACCESS_EVENTS if group_field == ACCESS_EVENTS.group_field else access_events(group_field),
+        scope.namespace(tier, "access", "log"),
+        scope.namespace(tier, "access", "folded"),
+        scope.namespace(tier, "access", "folded_events"),
     )
+
+
+def check_access_settings(
+    flush_size: int, flush_seconds: float | None, compact_after: int | None, *, prefix: str
+) -> None:
+    """Validate the access-counting settings of a tier config.
+
+    Raises:
+        ConfigurationError: A setting is out of range (the message names it as
+            ``<prefix>flush_size`` and so on).
+    """
+    if flush_size < 1:
+        raise ConfigurationError(f"{prefix}flush_size={flush_size}: use at least 1")
+    if flush_seconds is not None and not (math.isfinite(flush_seconds) and flush_seconds > 0):
+        raise ConfigurationError(
+            f"{prefix}flush_seconds={flush_seconds!r}: use a positive number of seconds or None"
+        )
+    if compact_after is not None and compact_after < 1:
+        raise ConfigurationError(f"{prefix}compact_after={compact_after}: use at least 1, or None")
 
 
 class AccessBuffer:
@@ -148,36 +191,37 @@ class AccessBuffer:
     ones are being written. Both count for reads until the write has returned.
     """
 
-    def __init__(self, namespace: Namespace) -> None:
+    def __init__(self, namespace: Namespace, group_field: str = "episode_id") -> None:
         self.namespace = namespace
+        self.group_field = group_field
         self.lock = threading.Lock()
         self.queued: dict[str, dict[str, Any]] = {}
         self.inflight: dict[str, dict[str, Any]] = {}
-        self._queued_key: dict[str, str] = {}  # episode id -> key of its queued event
+        self._queued_key: dict[str, str] = {}  # record id -> key of its queued event
         self.timer: threading.Timer | None = None
         self._settled = threading.Condition(self.lock)
 
-    def add(self, episode_ids: Sequence[str], ts: float) -> int:
-        """Queue one access of each episode at ``ts``; returns how many events are queued."""
+    def add(self, record_ids: Sequence[str], ts: float) -> int:
+        """Queue one access of each record at ``ts``; returns how many events are queued."""
         with self.lock:
-            for episode_id in episode_ids:
-                key = self._queued_key.get(episode_id)
+            for record_id in record_ids:
+                key = self._queued_key.get(record_id)
                 if key is None:
-                    key = self._queued_key[episode_id] = uuid.uuid4().hex
-                    self.queued[key] = {"episode_id": episode_id, "ts": ts, "n": 1}
+                    key = self._queued_key[record_id] = uuid.uuid4().hex
+                    self.queued[key] = {self.group_field: record_id, "ts": ts, "n": 1}
                 else:
                     event = self.queued[key]
                     event["n"] += 1
                     event["ts"] = max(event["ts"], ts)
             return len(self.queued)
 
-    def snapshot(self, episode_ids: set[str] | None) -> list[tuple[str, dict[str, Any]]]:
-        """Copies of every unwritten event (of ``episode_ids``, if given)."""
+    def snapshot(self, record_ids: set[str] | None) -> list[tuple[str, dict[str, Any]]]:
+        """Copies of every unwritten event (of ``record_ids``, if given)."""
         with self.lock:
             events = [(k, dict(v)) for k, v in [*self.inflight.items(), *self.queued.items()]]
-        if episode_ids is None:
+        if record_ids is None:
             return events
-        return [(k, v) for k, v in events if v["episode_id"] in episode_ids]
+        return [(k, v) for k, v in events if v[self.group_field] in record_ids]
 
     def claim(self, limit: int) -> list[tuple[str, dict[str, Any]]]:
         """Take up to ``limit`` queued events (the oldest) for writing."""
@@ -185,8 +229,8 @@ class AccessBuffer:
             claimed = list(itertools.islice(self.queued.items(), limit))
             for key, value in claimed:
                 del self.queued[key]
-                if self._queued_key.get(value["episode_id"]) == key:
-                    del self._queued_key[value["episode_id"]]
+                if self._queued_key.get(value[self.group_field]) == key:
+                    del self._queued_key[value[self.group_field]]
             self.inflight.update(claimed)
             return claimed
 
@@ -205,12 +249,12 @@ class AccessBuffer:
         with self.lock:
             return self._settled.wait_for(lambda: not self.inflight, timeout)
 
-    def drop(self, episode_id: str) -> None:
-        """Forget the unwritten accesses of a deleted episode."""
+    def drop(self, record_id: str) -> None:
+        """Forget the unwritten accesses of a deleted record."""
         with self.lock:
-            self._queued_key.pop(episode_id, None)
+            self._queued_key.pop(record_id, None)
             for events in (self.queued, self.inflight):
-                for key in [k for k, v in events.items() if v["episode_id"] == episode_id]:
+                for key in [k for k, v in events.items() if v[self.group_field] == record_id]:
                     del events[key]
 
 
@@ -222,11 +266,11 @@ _SETTLE_SECONDS = 30.0
 """How long a flush before closing waits for a background write already in flight."""
 
 
-def _buffer_for(store: BaseStore, namespace: Namespace) -> AccessBuffer:
+def _buffer_for(store: BaseStore, namespace: Namespace, group_field: str) -> AccessBuffer:
     with _BUFFERS_LOCK:
         by_namespace = _BUFFERS.setdefault(store, {})
         if namespace not in by_namespace:
-            by_namespace[namespace] = AccessBuffer(namespace)
+            by_namespace[namespace] = AccessBuffer(namespace, group_field)
         return by_namespace[namespace]
 
 
@@ -298,108 +342,119 @@ def _flush_at_exit() -> None:
             failed += 1
     if failed:
         logger.warning(
-            "%d episode access buffer(s) could not be written at exit (their stores were "
-            "closed first): call EpisodicMemory.flush_access() before closing a store",
+            "%d access buffer(s) could not be written at exit (their stores were closed "
+            "first): call flush_access() of the tiers (or TieredMemory.close()) before "
+            "closing a store",
             failed,
         )
 
 
-class EpisodeAccess:
-    """Records and reads the access statistics of one scope's episodes.
+class RecordAccess(Generic[R]):
+    """Records and reads the access statistics of one scope's records of one kind.
+
+    The records are pydantic models with ``access_count`` and ``last_accessed``
+    fields; reads return copies with those filled in.
 
     Args:
-        store: The episodes' store.
-        scope: Whose episodes.
+        store: The records' store.
+        log: Where the access events go (:func:`access_log`).
+        record_id: The id of a record (its group in the log).
         clock: Returns "now".
-        flush_size: Buffered episodes that make a retrieval write the buffer itself.
+        flush_size: Buffered records that make a retrieval write the buffer itself.
         flush_seconds: Delay of the background write after the first buffered
             access (``None``: no timer thread; writes happen at ``flush_size``, on
             :meth:`flush_plan` and at exit).
-        compact_after: An episode with more events than this is compacted when
+        compact_after: A record with more events than this is compacted when
             read (``None``: only :meth:`compact_plan` compacts).
+        flush_hint: How to name the flush method in the warning of a failed
+            background write.
     """
 
     def __init__(
         self,
         store: BaseStore,
-        scope: MemoryScope,
+        log: EventLog[AccessTally],
+        record_id: Callable[[R], str],
         clock: Clock,
         *,
         flush_size: int = 256,
         flush_seconds: float | None = 1.0,
         compact_after: int | None = 32,
+        flush_hint: str = "flush_access()",
     ) -> None:
         self.store = thread_safe(store)  # written from a timer thread
         self.clock = clock
-        self.log = access_log(scope)
-        self.buffer = _buffer_for(self.store, self.log.events_namespace)
+        self.log = log
+        self.record_id = record_id
+        self.buffer = _buffer_for(self.store, log.events_namespace, log.kind.group_field)
         self.flush_size = flush_size
         self.flush_seconds = flush_seconds
         self.compact_after = compact_after
+        self.flush_hint = flush_hint
 
     # ------------------------------------------------------------------ reading
 
-    def fill_plan(self, episodes: Sequence[Episode]) -> Plan[list[Episode]]:
-        """``episodes`` with their exact ``access_count`` and ``last_accessed``."""
-        if not episodes:
+    def fill_plan(self, records: Sequence[R]) -> Plan[list[R]]:
+        """``records`` with their exact ``access_count`` and ``last_accessed``."""
+        if not records:
             return []
-        ids = [e.episode_id for e in episodes]
+        ids = [self.record_id(r) for r in records]
         # The buffer before the store: an event written in between is then seen twice
         # (and counted once, by id), never missed.
         unwritten = [
             event
             for key, value in self.buffer.snapshot(set(ids))
-            if (event := ACCESS_EVENTS.raw_event(key, value)) is not None
+            if (event := self.log.kind.raw_event(key, value)) is not None
         ]
         groups = ids if len(ids) <= _GROUP_READ_LIMIT else None
         read: LogRead[AccessTally] = yield from self.log.read_plan(groups, unwritten)
         out = []
-        for episode in episodes:
-            tally = read.view(episode.episode_id).tally
+        for record, record_id in zip(records, ids, strict=True):
+            tally = read.view(record_id).tally
             last = None if tally.last is None else from_epoch(tally.last)
             out.append(
-                episode.model_copy(update={"access_count": tally.count, "last_accessed": last})
+                record.model_copy(update={"access_count": tally.count, "last_accessed": last})
             )
         yield from self.log.auto_compact_plan(read, ids, self.compact_after)
         return out
 
     # ------------------------------------------------------------------ recording
 
-    def touch(self, episodes: Sequence[Episode]) -> bool:
-        """Record one access of each episode, in memory only.
+    def touch(self, records: Sequence[R]) -> bool:
+        """Record one access of each record, in memory only.
 
         Returns:
             Whether the buffer is full: the caller should write it
             (:meth:`flush_plan`) instead of waiting for the timer.
         """
-        if not episodes:
+        if not records:
             return False
-        ids = list(dict.fromkeys(e.episode_id for e in episodes))
+        ids = list(dict.fromkeys(self.record_id(r) for r in records))
         full = self.buffer.add(ids, to_epoch(ensure_aware(self.clock()))) >= self.flush_size
         if not full:
             self._schedule()
         return full
 
-    def touch_plan(self, episodes: Sequence[Episode], *, with_counts: bool) -> Plan[list[Episode]]:
-        """Record one access of each episode (see :meth:`touch`); no store I/O unless asked.
+    def touch_plan(self, records: Sequence[R], *, with_counts: bool) -> Plan[list[R]]:
+        """Record one access of each record (see :meth:`touch`); no store I/O unless asked.
 
-        With ``with_counts`` the episodes come back with their exact counts,
+        With ``with_counts`` the records come back with their exact counts,
         this access included (one store read); otherwise as given.
         """
-        counted = list(episodes)
+        counted = list(records)
         if with_counts:
-            counted = yield from self.fill_plan(episodes)
+            counted = yield from self.fill_plan(records)
             now = ensure_aware(self.clock())
             counted = [
-                e.model_copy(
+                r.model_copy(
                     update={
-                        "access_count": e.access_count + 1,
-                        "last_accessed": max(e.last_accessed or now, now),
+                        "access_count": getattr(r, "access_count", 0) + 1,
+                        "last_accessed": max(getattr(r, "last_accessed", None) or now, now),
                     }
                 )
-                for e in counted
+                for r in counted
             ]
-        if self.touch(episodes):
+        if self.touch(records):
             yield from _flush_ops(self.buffer)
         return counted
 
@@ -425,21 +480,63 @@ class EpisodeAccess:
             run_plan(self.store, _flush_ops(self.buffer))
         except Exception as exc:
             logger.warning(
-                "writing %d buffered episode access event(s) failed; they stay buffered for "
-                "the next flush (EpisodicMemory.flush_access): %r",
+                "writing %d buffered access event(s) failed; they stay buffered for "
+                "the next flush (%s): %r",
                 len(self.buffer.queued),
+                self.flush_hint,
                 exc,
             )
 
     # ------------------------------------------------------------------ maintenance
 
     def compact_plan(self) -> Plan[CompactionResult]:
-        """Write the buffer, then fold every episode's access events into segments."""
+        """Write the buffer, then fold every record's access events into segments."""
         yield from _flush_ops(self.buffer)
         read = yield from self.log.read_plan(None)
         return (yield from self.log.compact_plan(read))
 
-    def delete_plan(self, episode_id: str) -> Plan[None]:
-        """Forget the access statistics of a deleted episode."""
-        self.buffer.drop(episode_id)
-        yield from self.log.delete_groups_plan([episode_id])
+    def delete_plan(self, record_id: str) -> Plan[None]:
+        """Forget the access statistics of a deleted record."""
+        self.buffer.drop(record_id)
+        yield from self.log.delete_groups_plan([record_id])
+
+
+def _episode_id(episode: Episode) -> str:
+    return episode.episode_id
+
+
+class EpisodeAccess(RecordAccess[Episode]):
+    """Records and reads the access statistics of one scope's episodes.
+
+    Args:
+        store: The episodes' store.
+        scope: Whose episodes.
+        clock: Returns "now".
+        flush_size: Buffered episodes that make a retrieval write the buffer itself.
+        flush_seconds: Delay of the background write after the first buffered
+            access (``None``: no timer thread; writes happen at ``flush_size``, on
+            :meth:`flush_plan` and at exit).
+        compact_after: An episode with more events than this is compacted when
+            read (``None``: only :meth:`compact_plan` compacts).
+    """
+
+    def __init__(
+        self,
+        store: BaseStore,
+        scope: MemoryScope,
+        clock: Clock,
+        *,
+        flush_size: int = 256,
+        flush_seconds: float | None = 1.0,
+        compact_after: int | None = 32,
+    ) -> None:
+        super().__init__(
+            store,
+            access_log(scope),
+            _episode_id,
+            clock,
+            flush_size=flush_size,
+            flush_seconds=flush_seconds,
+            compact_after=compact_after,
+            flush_hint="EpisodicMemory.flush_access",
+        )

@@ -9,6 +9,11 @@ near-duplicates are found with one filtered store search per write.
 Every method has an async twin (``store_fact`` / ``astore_fact``). Both run the
 same plan from :mod:`.semantic_flows`; only the driver differs.
 
+Retrievals (``semantic_search``, ``retrieve_entity_context``) count one access
+per returned fact, buffered in memory and written later as append-only events
+(:mod:`.semantic_access`); facts read back with ``get_fact``, ``get_facts`` and
+``fact_history`` carry ``access_count`` and ``last_accessed``.
+
 Example:
     >>> from langgraph.store.memory import InMemoryStore
     >>> from langchain_tiered_memory.fakes import FakeClock, HashingEmbeddings
@@ -41,8 +46,11 @@ from langgraph.store.base import BaseStore
 
 from langchain_tiered_memory.errors import ConfigurationError, InvalidInputError
 from langchain_tiered_memory.tiers import semantic_flows as flows
+from langchain_tiered_memory.tiers.event_log import CompactionResult
 from langchain_tiered_memory.tiers.extraction import EntityFactExtractor, HeuristicFactExtractor
+from langchain_tiered_memory.tiers.records import Plan, arun_plan, run_plan
 from langchain_tiered_memory.tiers.scope import MemoryScope
+from langchain_tiered_memory.tiers.semantic_access import FactAccess
 from langchain_tiered_memory.tiers.semantic_consistency import (
     ConsistencyJudge,
     HeuristicConsistencyJudge,
@@ -67,6 +75,7 @@ from langchain_tiered_memory.types import ensure_aware
 __all__ = ["SemanticMemory"]
 
 T = TypeVar("T")
+U = TypeVar("U")
 
 
 def _check_text(text: str) -> str:
@@ -135,6 +144,15 @@ class SemanticMemory:
         )
         self.extraction_errors: deque[tuple[datetime, str]] = deque(maxlen=100)
         """Recent errors of :meth:`remember_from_text` (time, message), newest last."""
+        c = self.config
+        self.access = FactAccess(
+            self.store,
+            self.scope,
+            self.clock,
+            flush_size=c.access_flush_size,
+            flush_seconds=c.access_flush_seconds,
+            compact_after=c.access_compact_after,
+        )
 
     # ------------------------------------------------------------ drivers
 
@@ -168,6 +186,50 @@ class SemanticMemory:
                 answer = await self.judge.ajudge(request.existing, request.new)
             else:
                 answer = await self._extractor().aextract(request.text, request.known)
+
+    def _then(self, flow: flows.Flow[T], after: Callable[[T], Plan[U]]) -> U:
+        """Run ``flow``, then the plan ``after`` builds from its result."""
+        return run_plan(self.store, after(self._run(flow)))
+
+    async def _athen(self, flow: flows.Flow[T], after: Callable[[T], Plan[U]]) -> U:
+        """Async twin of :meth:`_then`."""
+        return await arun_plan(self.store, after(await self._arun(flow)))
+
+    # ------------------------------------------------------------ access plans
+
+    def _fill(self, facts: list[Fact]) -> Plan[list[Fact]]:
+        """``facts`` with their access statistics (as read, if access is not tracked)."""
+        if not facts or not self.config.track_access:
+            return facts
+        return (yield from self.access.fill_plan(facts))
+
+    def _fill_optional(self, fact: Fact | None) -> Plan[Fact | None]:
+        if fact is None:
+            return None
+        (filled,) = yield from self._fill([fact])
+        return filled
+
+    def _fill_one(self, fact: Fact) -> Plan[Fact]:
+        (filled,) = yield from self._fill([fact])
+        return filled
+
+    def _touch(self, facts: list[Fact]) -> Plan[None]:
+        """Count one access of each fact: in memory, unless the buffer is full."""
+        if facts and self.config.track_access:
+            yield from self.access.touch_plan(facts, with_counts=False)
+
+    def _touched_hits(self, hits: list[SemanticSearchHit]) -> Plan[list[SemanticSearchHit]]:
+        yield from self._touch([h.fact for h in hits if h.fact is not None])
+        return hits
+
+    def _touched_context(self, context: EntityContext) -> Plan[EntityContext]:
+        yield from self._touch(context.facts)
+        return context
+
+    def _drop_access(self, fact_id: str, deleted: bool) -> Plan[bool]:
+        if deleted:
+            yield from self.access.delete_plan(fact_id)
+        return deleted
 
     def _extractor(self) -> EntityFactExtractor:
         if self.extractor is None:
@@ -345,58 +407,124 @@ class SemanticMemory:
         return await self._arun(self._store_fact_flow(*args))
 
     def get_fact(self, fact_id: str) -> Fact | None:
-        """One fact by id (any status), or ``None``."""
-        return self._run(flows.get_fact(self._ctx(), fact_id))
+        """One fact by id (any status, with its access statistics), or ``None``."""
+        return self._then(flows.get_fact(self._ctx(), fact_id), self._fill_optional)
 
     async def aget_fact(self, fact_id: str) -> Fact | None:
         """Async twin of :meth:`get_fact`."""
-        return await self._arun(flows.get_fact(self._ctx(), fact_id))
+        return await self._athen(flows.get_fact(self._ctx(), fact_id), self._fill_optional)
 
     def get_facts(self, entity_id: str, *, as_of: datetime | None = None) -> list[Fact]:
-        """The entity's current facts, or the facts that were current at ``as_of``."""
-        return self._run(flows.get_facts(self._ctx(), entity_id, as_of))
+        """The entity's current facts, or the facts that were current at ``as_of``.
+
+        Each carries its access statistics (``access_count``, ``last_accessed``).
+        """
+        return self._then(flows.get_facts(self._ctx(), entity_id, as_of), self._fill)
 
     async def aget_facts(self, entity_id: str, *, as_of: datetime | None = None) -> list[Fact]:
         """Async twin of :meth:`get_facts`."""
-        return await self._arun(flows.get_facts(self._ctx(), entity_id, as_of))
+        return await self._athen(flows.get_facts(self._ctx(), entity_id, as_of), self._fill)
 
     def fact_history(self, entity_id: str, attribute: str | None = None) -> list[Fact]:
-        """All facts (current, superseded, candidate) of an entity or attribute, oldest first."""
-        return self._run(flows.fact_history(self._ctx(), entity_id, attribute))
+        """All facts (current, superseded, candidate) of an entity or attribute, oldest first.
+
+        Each carries its access statistics (``access_count``, ``last_accessed``).
+        """
+        return self._then(flows.fact_history(self._ctx(), entity_id, attribute), self._fill)
 
     async def afact_history(self, entity_id: str, attribute: str | None = None) -> list[Fact]:
         """Async twin of :meth:`fact_history`."""
-        return await self._arun(flows.fact_history(self._ctx(), entity_id, attribute))
+        flow = flows.fact_history(self._ctx(), entity_id, attribute)
+        return await self._athen(flow, self._fill)
 
     def delete_fact(self, fact_id: str) -> bool:
-        """Remove a fact and its history entry (for forgetting); ``False`` if absent."""
-        return self._run(flows.delete_fact(self._ctx(), fact_id))
+        """Remove a fact, its history entry and its access statistics; ``False`` if absent."""
+        flow = flows.delete_fact(self._ctx(), fact_id)
+        return self._then(flow, lambda deleted: self._drop_access(fact_id, deleted))
 
     async def adelete_fact(self, fact_id: str) -> bool:
         """Async twin of :meth:`delete_fact`."""
-        return await self._arun(flows.delete_fact(self._ctx(), fact_id))
+        flow = flows.delete_fact(self._ctx(), fact_id)
+        return await self._athen(flow, lambda deleted: self._drop_access(fact_id, deleted))
+
+    def flush_access(self) -> int:
+        """Write the buffered fact access events of this store and scope now; returns how many.
+
+        Reads in this process already count them; call this before closing the
+        store (``TieredMemory.close`` does), or to make them visible to other
+        processes at once.
+        """
+        return run_plan(self.store, self.access.flush_plan())
+
+    async def aflush_access(self) -> int:
+        """Async twin of :meth:`flush_access`."""
+        return await arun_plan(self.store, self.access.flush_plan())
+
+    def compact_access(self) -> CompactionResult:
+        """Write buffered access events, then fold every fact's events into segments."""
+        return run_plan(self.store, self.access.compact_plan())
+
+    async def acompact_access(self) -> CompactionResult:
+        """Async twin of :meth:`compact_access`."""
+        return await arun_plan(self.store, self.access.compact_plan())
+
+    def pin_fact(self, fact_id: str, pinned: bool = True) -> Fact:
+        """Pin a stored fact (``pinned=False``: unpin it); pinned facts are never forgotten.
+
+        Consolidation forgets neither by its rules (low confidence, staleness,
+        contradictions) nor by the per-user size cap, and does not merge a
+        pinned fact away as a duplicate. Works on a fact of any status.
+
+        Args:
+            fact_id: The fact's id (``Fact.fact_id``).
+            pinned: ``True`` to pin, ``False`` to unpin.
+
+        Returns:
+            The fact as stored now, with its access statistics.
+
+        Raises:
+            InvalidInputError: No fact has this id in this scope, or ``pinned`` is not a bool.
+        """
+        return self._then(flows.pin_fact(self._ctx(), fact_id, pinned), self._fill_one)
+
+    async def apin_fact(self, fact_id: str, pinned: bool = True) -> Fact:
+        """Async twin of :meth:`pin_fact`."""
+        return await self._athen(flows.pin_fact(self._ctx(), fact_id, pinned), self._fill_one)
 
     # ------------------------------------------------------------ retrieval
 
     def retrieve_entity_context(self, entity_id: str, max_facts: int = 20) -> EntityContext:
-        """Current, confident, non-stale facts and relations of an entity, with text."""
-        return self._run(flows.entity_context(self._ctx(), entity_id, max_facts))
+        """Current, confident, non-stale facts and relations of an entity, with text.
+
+        Counts one access of each fact in ``facts`` (in memory; see
+        :meth:`flush_access`). The facts carry ``access_count=0``: read the
+        counts with :meth:`get_facts`.
+        """
+        flow = flows.entity_context(self._ctx(), entity_id, max_facts)
+        return self._then(flow, self._touched_context)
 
     async def aretrieve_entity_context(self, entity_id: str, max_facts: int = 20) -> EntityContext:
         """Async twin of :meth:`retrieve_entity_context`."""
-        return await self._arun(flows.entity_context(self._ctx(), entity_id, max_facts))
+        flow = flows.entity_context(self._ctx(), entity_id, max_facts)
+        return await self._athen(flow, self._touched_context)
 
     def semantic_search(
         self, query: str, *, entity_type: str | None = None, top_k: int = 10
     ) -> list[SemanticSearchHit]:
-        """Current facts and entities of this scope, ranked by relevance to ``query``."""
-        return self._run(flows.search(self._ctx(), query, entity_type, top_k))
+        """Current facts and entities of this scope, ranked by relevance to ``query``.
+
+        Counts one access of each returned fact (in memory; see :meth:`flush_access`).
+        The facts carry ``access_count=0``: read the counts with :meth:`get_fact`.
+        """
+        flow = flows.search(self._ctx(), query, entity_type, top_k)
+        return self._then(flow, self._touched_hits)
 
     async def asemantic_search(
         self, query: str, *, entity_type: str | None = None, top_k: int = 10
     ) -> list[SemanticSearchHit]:
         """Async twin of :meth:`semantic_search`."""
-        return await self._arun(flows.search(self._ctx(), query, entity_type, top_k))
+        flow = flows.search(self._ctx(), query, entity_type, top_k)
+        return await self._athen(flow, self._touched_hits)
 
     # ------------------------------------------------------------ write path
 

@@ -33,6 +33,7 @@ from langchain_tiered_memory.tiers.semantic_models import (
     Fact,
     Relation,
     SemanticMemoryConfig,
+    fact_to_value,
     normalize_attribute,
 )
 from langchain_tiered_memory.tiers.semantic_results import (
@@ -114,7 +115,7 @@ class FlowContext:
 
     def put_fact(self, fact: Fact) -> PutOp:
         """The write of one fact (its content is embedded)."""
-        return PutOp(self.facts_ns, fact.fact_id, fact.model_dump(mode="json"), index=["content"])
+        return PutOp(self.facts_ns, fact.fact_id, fact_to_value(fact), index=["content"])
 
     def put_entity(self, entity: Entity) -> PutOp:
         """The write of one entity (name, type and aliases are embedded)."""
@@ -498,6 +499,27 @@ def delete_fact(ctx: FlowContext, fact_id: str) -> Flow[bool]:
         return False
     yield StoreCall((PutOp(ctx.facts_ns, fact_id, None),))
     return True
+
+
+def pin_fact(ctx: FlowContext, fact_id: str, pinned: bool) -> Flow[Fact]:
+    """Set whether a stored fact is pinned (one read; one write only if it changes).
+
+    Raises:
+        InvalidInputError: ``pinned`` is not a bool, or no fact has this id in the scope.
+    """
+    if not isinstance(pinned, bool):
+        raise InvalidInputError(f"pinned is {pinned!r}: pass True to pin or False to unpin")
+    existing = yield from get_fact(ctx, fact_id)
+    if existing is None:
+        raise InvalidInputError(
+            f"no fact with id {fact_id!r} in this scope: pass a fact_id from store_fact(), "
+            "get_facts() or semantic_search() of the same user"
+        )
+    if existing.pinned == pinned:
+        return existing
+    updated = existing.model_copy(update={"pinned": pinned})
+    yield StoreCall((ctx.put_fact(updated),))
+    return updated
 
 
 def _store_extraction(

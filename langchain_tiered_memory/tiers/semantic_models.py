@@ -24,12 +24,13 @@ import math
 import re
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from langchain_tiered_memory.errors import ConfigurationError, InvalidInputError
 from langchain_tiered_memory.llm_calls import DEFAULT_LLM_TIMEOUT, check_timeout
+from langchain_tiered_memory.tiers.episodic_access import check_access_settings
 from langchain_tiered_memory.tiers.scope import normalize_id
 from langchain_tiered_memory.types import ensure_aware
 
@@ -42,6 +43,7 @@ __all__ = [
     "Relation",
     "SemanticMemoryConfig",
     "check_confidence",
+    "fact_to_value",
     "normalize_attribute",
     "normalize_value",
     "slot_key_for",
@@ -225,6 +227,14 @@ class Fact(BaseModel):
         status: ``current``, ``superseded`` or ``candidate``.
         source: Which write path produced it (``heuristic``, ``llm``, ``manual``).
         superseded_by: Id of the fact that replaced it, if any.
+        pinned: Pinned facts are never forgotten by consolidation (neither by the
+            forgetting rules nor by the size cap); see ``SemanticMemory.pin_fact``.
+        access_count: How often retrievals (``semantic_search``,
+            ``retrieve_entity_context``) returned the fact. Not stored with the
+            fact: ``get_fact``, ``get_facts``, ``fact_history`` and consolidation
+            fill it from the access log; retrieval results carry ``0``.
+        last_accessed: When a retrieval last returned it (``None``: never);
+            filled like ``access_count``.
 
     Example:
         >>> from datetime import datetime, timezone
@@ -253,6 +263,9 @@ class Fact(BaseModel):
     status: FactStatus = "current"
     source: FactSource = "manual"
     superseded_by: str | None = None
+    pinned: bool = False
+    access_count: int = Field(default=0, ge=0)
+    last_accessed: Aware | None = None
 
     @property
     def is_current(self) -> bool:
@@ -269,6 +282,24 @@ class Fact(BaseModel):
     def is_stale(self, now: datetime, stale_after_days: float = 30) -> bool:
         """Whether the fact has not been confirmed for more than ``stale_after_days``."""
         return ensure_aware(now) - self.last_confirmed > timedelta(days=stale_after_days)
+
+
+_NOT_STORED = frozenset({"access_count", "last_accessed"})
+
+
+def fact_to_value(fact: Fact) -> dict[str, Any]:
+    """The stored value of a fact: its JSON dump without the access statistics.
+
+    Example:
+        >>> from datetime import datetime, timezone
+        >>> t = datetime(2026, 1, 1, tzinfo=timezone.utc)
+        >>> value = fact_to_value(Fact(fact_id="f", entity_id="bob", content="Is vegan",
+        ...                            confidence=0.9, first_observed=t, last_confirmed=t,
+        ...                            access_count=3))
+        >>> "access_count" in value, value["pinned"]
+        (False, False)
+    """
+    return fact.model_dump(mode="json", exclude=set(_NOT_STORED))
 
 
 @dataclass(frozen=True)
@@ -299,6 +330,17 @@ class SemanticMemoryConfig:
             longer fails like any other LLM failure: the heuristic result is
             kept and the error is recorded (``RememberResult.errors``,
             ``SemanticMemory.extraction_errors``).
+        track_access: Count how often retrievals return each fact
+            (``Fact.access_count``, ``last_accessed``), for the forgetting size
+            cap. A retrieval records its accesses in memory only; they are
+            written in one batch later (see :mod:`.episodic_access`).
+        access_flush_size: Buffered facts that make a retrieval write the buffer itself.
+        access_flush_seconds: Buffered access events are written by a background
+            timer this long after the first one (``None``: no timer; they are
+            written at ``access_flush_size``, by ``SemanticMemory.flush_access``
+            and at exit).
+        access_compact_after: A fact read with more access events than this gets
+            them compacted (``None``: only ``SemanticMemory.compact_access``).
 
     Raises:
         ConfigurationError: A setting is out of range (the message names it).
@@ -322,6 +364,10 @@ class SemanticMemoryConfig:
     page_size: int = 100
     max_known_entities: int = 50
     llm_timeout: float | None = DEFAULT_LLM_TIMEOUT
+    track_access: bool = True
+    access_flush_size: int = 256
+    access_flush_seconds: float | None = 1.0
+    access_compact_after: int | None = 32
 
     def __post_init__(self) -> None:
         for name in (
@@ -337,3 +383,9 @@ class SemanticMemoryConfig:
             if int(getattr(self, name)) < 1:
                 raise ConfigurationError(f"{name}={getattr(self, name)!r} must be at least 1")
         check_timeout(self.llm_timeout, name="llm_timeout")
+        check_access_settings(
+            self.access_flush_size,
+            self.access_flush_seconds,
+            self.access_compact_after,
+            prefix="access_",
+        )

@@ -122,3 +122,22 @@ async def test_share_of_episodes_ever_retrieved() -> None:
     # Folding the access events into segments keeps the share.
     assert alice.compact_access().raw_deleted == 2
     assert (await both(memory))["episodes_ever_retrieved"] == 2 / 4
+
+
+async def test_share_of_facts_and_memories_ever_retrieved() -> None:
+    memory = make_memory(FakeClock(NOW))
+    alice = memory.for_user("alice")
+    alice.semantic.store_fact("alice", "Allergic to shellfish")
+    alice.semantic.store_fact("alice", "Plays the cello on weekends")
+    alice.episodic.record(Episode(task_description="Book a flight to Rome", outcome="success"))
+    before = await both(memory)
+    assert before["facts_ever_retrieved"] == before["memories_ever_retrieved"] == 0.0
+
+    hits = alice.semantic.semantic_search("shellfish allergy", top_k=1)
+    assert [h.fact.content for h in hits] == ["Allergic to shellfish"]
+    stats = await both(memory)  # stats() writes the buffered access first
+    assert stats["facts_ever_retrieved"] == 1 / 2
+    assert stats["episodes_ever_retrieved"] == 0.0
+    assert stats["memories_ever_retrieved"] == 1 / 3
+    # Access events are statistics, not memories: the user's item count is unchanged.
+    assert stats["users"]["alice"]["semantic"] == before["users"]["alice"]["semantic"]

@@ -38,9 +38,10 @@ def qdrant_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BaseStore
     try:
         yield qdrant
     finally:
-        close = getattr(qdrant, "close", None)
-        if close is not None:
-            close()
+        from langchain_tiered_memory.tiers.episodic_access import flush_access_buffers
+
+        flush_access_buffers(qdrant)  # retrievals' access counts, written before closing
+        qdrant.close()
 
 
 @pytest.fixture(params=["inmemory", "qdrant"])
