@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from langchain_tiered_memory.tiers.episodic_access import (
+from langchain_tiered_memory.tiers.record_access import (
     aflush_access_buffers,
     flush_access_buffers,
 )

@@ -45,11 +45,11 @@ from langchain_tiered_memory.export_import import (
 from langchain_tiered_memory.stores.serialized import thread_safe
 from langchain_tiered_memory.tiers.conversation_turns_models import LEXICAL_FIELD, TurnsConfig
 from langchain_tiered_memory.tiers.episodic import EpisodicConfig
-from langchain_tiered_memory.tiers.episodic_access import (
+from langchain_tiered_memory.tiers.procedural import ProceduralConfig
+from langchain_tiered_memory.tiers.record_access import (
     aflush_access_buffers,
     flush_access_buffers,
 )
-from langchain_tiered_memory.tiers.procedural import ProceduralConfig
 from langchain_tiered_memory.tiers.scope import ROOT_LABEL, MemoryScope, label_to_id, normalize_id
 from langchain_tiered_memory.tiers.semantic_models import SemanticMemoryConfig
 from langchain_tiered_memory.tokens import TokenCounter

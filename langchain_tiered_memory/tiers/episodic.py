@@ -44,7 +44,7 @@ from typing import Any
 from langgraph.store.base import BaseStore, GetOp, PutOp, SearchItem, SearchOp
 
 from langchain_tiered_memory.errors import ConfigurationError, InvalidInputError
-from langchain_tiered_memory.tiers.episodic_access import EpisodeAccess, check_access_settings
+from langchain_tiered_memory.tiers.episodic_access import EpisodeAccess
 from langchain_tiered_memory.tiers.episodic_models import (
     Episode,
     Outcome,
@@ -65,6 +65,7 @@ from langchain_tiered_memory.tiers.episodic_payload import (
 )
 from langchain_tiered_memory.tiers.event_log import CompactionResult
 from langchain_tiered_memory.tiers.ranking import RankingConfig, rank_candidates
+from langchain_tiered_memory.tiers.record_access import check_access_settings
 from langchain_tiered_memory.tiers.records import (
     Call,
     Plan,

@@ -1,6 +1,6 @@
 """How often each fact was retrieved: the episodes' access counting, applied to facts.
 
-:class:`FactAccess` is :class:`~.episodic_access.RecordAccess` over facts: a
+:class:`FactAccess` is :class:`~.record_access.RecordAccess` over facts: a
 retrieval (``semantic_search``, ``retrieve_entity_context``) adds one access
 per returned fact to an in-process buffer, with no store I/O; the buffer is
 written as one batch of append-only events later (timer, size, explicit
@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from langgraph.store.base import BaseStore
 
-from langchain_tiered_memory.tiers.episodic_access import RecordAccess, access_log
+from langchain_tiered_memory.tiers.record_access import RecordAccess, access_log
 from langchain_tiered_memory.tiers.scope import MemoryScope
 from langchain_tiered_memory.tiers.semantic_models import Fact
 from langchain_tiered_memory.tiers.tier_args import Clock

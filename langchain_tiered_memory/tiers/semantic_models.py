@@ -30,7 +30,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from langchain_tiered_memory.errors import ConfigurationError, InvalidInputError
 from langchain_tiered_memory.llm_calls import DEFAULT_LLM_TIMEOUT, check_timeout
-from langchain_tiered_memory.tiers.episodic_access import check_access_settings
+from langchain_tiered_memory.tiers.record_access import check_access_settings
 from langchain_tiered_memory.tiers.scope import normalize_id
 from langchain_tiered_memory.types import ensure_aware
 
@@ -333,7 +333,7 @@ class SemanticMemoryConfig:
         track_access: Count how often retrievals return each fact
             (``Fact.access_count``, ``last_accessed``), for the forgetting size
             cap. A retrieval records its accesses in memory only; they are
-            written in one batch later (see :mod:`.episodic_access`).
+            written in one batch later (see :mod:`.record_access`).
         access_flush_size: Buffered facts that make a retrieval write the buffer itself.
         access_flush_seconds: Buffered access events are written by a background
             timer this long after the first one (``None``: no timer; they are

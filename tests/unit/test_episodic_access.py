@@ -30,11 +30,11 @@ from langchain_tiered_memory.consolidation.policy import ForgettingPolicy, Reten
 from langchain_tiered_memory.errors import BackendError, ConfigurationError
 from langchain_tiered_memory.fakes import FakeClock
 from langchain_tiered_memory.tiers.episodic import EpisodicConfig, EpisodicMemory
-from langchain_tiered_memory.tiers.episodic_access import (
+from langchain_tiered_memory.tiers.episodic_models import Episode
+from langchain_tiered_memory.tiers.record_access import (
     aflush_access_buffers,
     flush_access_buffers,
 )
-from langchain_tiered_memory.tiers.episodic_models import Episode
 from langchain_tiered_memory.tiers.scope import MemoryScope
 
 QUIET = EpisodicConfig(access_flush_seconds=None)  # no timer thread: writes only when asked

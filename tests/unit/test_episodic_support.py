@@ -20,7 +20,7 @@ from langgraph.store.base import BaseStore, IndexConfig, Op, Result
 from langgraph.store.memory import InMemoryStore
 
 from langchain_tiered_memory.fakes import FakeClock, HashingEmbeddings
-from langchain_tiered_memory.tiers.episodic_access import flush_access_buffers
+from langchain_tiered_memory.tiers.record_access import flush_access_buffers
 from langchain_tiered_memory.tiers.scope import MemoryScope
 
 DIMS = 384

@@ -38,7 +38,7 @@ def qdrant_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BaseStore
     try:
         yield qdrant
     finally:
-        from langchain_tiered_memory.tiers.episodic_access import flush_access_buffers
+        from langchain_tiered_memory.tiers.record_access import flush_access_buffers
 
         flush_access_buffers(qdrant)  # retrievals' access counts, written before closing
         qdrant.close()
