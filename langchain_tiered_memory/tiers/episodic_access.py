@@ -29,52 +29,19 @@ Example:
 
 from __future__ import annotations
 
-from langgraph.store.base import BaseStore
-
 from langchain_tiered_memory.tiers.episodic_models import Episode
-from langchain_tiered_memory.tiers.record_access import RecordAccess, access_log
-from langchain_tiered_memory.tiers.scope import MemoryScope
-from langchain_tiered_memory.tiers.tier_args import Clock
+from langchain_tiered_memory.tiers.record_access import RecordAccess
 
 __all__ = ["EpisodeAccess"]
-
-
-def _episode_id(episode: Episode) -> str:
-    return episode.episode_id
 
 
 class EpisodeAccess(RecordAccess[Episode]):
     """Records and reads the access statistics of one scope's episodes.
 
-    Args:
-        store: The episodes' store.
-        scope: Whose episodes.
-        clock: Returns "now".
-        flush_size: Buffered episodes that make a retrieval write the buffer itself.
-        flush_seconds: Delay of the background write after the first buffered
-            access (``None``: no timer thread; writes happen at ``flush_size``, on
-            :meth:`flush_plan` and at exit).
-        compact_after: An episode with more events than this is compacted when
-            read (``None``: only :meth:`compact_plan` compacts).
+    Takes the arguments of :class:`~.record_access.RecordAccess` (store, scope,
+    clock, flush and compaction settings).
     """
 
-    def __init__(
-        self,
-        store: BaseStore,
-        scope: MemoryScope,
-        clock: Clock,
-        *,
-        flush_size: int = 256,
-        flush_seconds: float | None = 1.0,
-        compact_after: int | None = 32,
-    ) -> None:
-        super().__init__(
-            store,
-            access_log(scope, "episodic", "episode_id"),
-            _episode_id,
-            clock,
-            flush_size=flush_size,
-            flush_seconds=flush_seconds,
-            compact_after=compact_after,
-            flush_hint="EpisodicMemory.flush_access",
-        )
+    tier = "episodic"
+    group_field = "episode_id"
+    flush_hint = "EpisodicMemory.flush_access"

@@ -37,8 +37,8 @@ import math
 import threading
 import uuid
 import weakref
-from collections.abc import Callable, Sequence
-from typing import Any, Generic, TypeVar
+from collections.abc import Sequence
+from typing import Any, ClassVar, Generic, TypeVar
 
 from langgraph.store.base import BaseStore, PutOp
 from pydantic import BaseModel
@@ -327,12 +327,14 @@ class RecordAccess(Generic[R]):
     """Records and reads the access statistics of one scope's records of one kind.
 
     The records are pydantic models with ``access_count`` and ``last_accessed``
-    fields; reads return copies with those filled in.
+    fields and an id field named :attr:`group_field`; reads return copies with
+    the statistics filled in. A subclass names its tier, id field and flush
+    method (:class:`~.episodic_access.EpisodeAccess`,
+    :class:`~.semantic_access.FactAccess`).
 
     Args:
         store: The records' store.
-        log: Where the access events go (:func:`access_log`).
-        record_id: The id of a record (its group in the log).
+        scope: Whose records.
         clock: Returns "now".
         flush_size: Buffered records that make a retrieval write the buffer itself.
         flush_seconds: Delay of the background write after the first buffered
@@ -340,31 +342,36 @@ class RecordAccess(Generic[R]):
             :meth:`flush_plan` and at exit).
         compact_after: A record with more events than this is compacted when
             read (``None``: only :meth:`compact_plan` compacts).
-        flush_hint: How to name the flush method in the warning of a failed
-            background write.
     """
+
+    tier: ClassVar[str]
+    """The first namespace label of the access log (``"episodic"``, ``"semantic"``)."""
+    group_field: ClassVar[str]
+    """The record's id field, which also names the record in each access event."""
+    flush_hint: ClassVar[str] = "flush_access()"
+    """How the warning of a failed background write names the flush method."""
 
     def __init__(
         self,
         store: BaseStore,
-        log: EventLog[AccessTally],
-        record_id: Callable[[R], str],
+        scope: MemoryScope,
         clock: Clock,
         *,
         flush_size: int = 256,
         flush_seconds: float | None = 1.0,
         compact_after: int | None = 32,
-        flush_hint: str = "flush_access()",
     ) -> None:
         self.store = thread_safe(store)  # written from a timer thread
         self.clock = clock
-        self.log = log
-        self.record_id = record_id
-        self.buffer = _buffer_for(self.store, log.events_namespace, log.kind.group_field)
+        self.log = access_log(scope, self.tier, self.group_field)
+        self.buffer = _buffer_for(self.store, self.log.events_namespace, self.group_field)
         self.flush_size = flush_size
         self.flush_seconds = flush_seconds
         self.compact_after = compact_after
-        self.flush_hint = flush_hint
+
+    def record_id(self, record: R) -> str:
+        """The id of ``record`` (its group in the log)."""
+        return str(getattr(record, self.group_field))
 
     # ------------------------------------------------------------------ reading
 

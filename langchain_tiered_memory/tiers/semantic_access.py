@@ -30,51 +30,19 @@ Example:
 
 from __future__ import annotations
 
-from langgraph.store.base import BaseStore
-
-from langchain_tiered_memory.tiers.record_access import RecordAccess, access_log
-from langchain_tiered_memory.tiers.scope import MemoryScope
+from langchain_tiered_memory.tiers.record_access import RecordAccess
 from langchain_tiered_memory.tiers.semantic_models import Fact
-from langchain_tiered_memory.tiers.tier_args import Clock
 
 __all__ = ["FactAccess"]
-
-
-def _fact_id(fact: Fact) -> str:
-    return fact.fact_id
 
 
 class FactAccess(RecordAccess[Fact]):
     """Records and reads the access statistics of one scope's facts.
 
-    Args:
-        store: The facts' store.
-        scope: Whose facts.
-        clock: Returns "now".
-        flush_size: Buffered facts that make a retrieval write the buffer itself.
-        flush_seconds: Delay of the background write after the first buffered
-            access (``None``: no timer thread).
-        compact_after: A fact with more events than this is compacted when read
-            (``None``: only :meth:`compact_plan` compacts).
+    Takes the arguments of :class:`~.record_access.RecordAccess` (store, scope,
+    clock, flush and compaction settings).
     """
 
-    def __init__(
-        self,
-        store: BaseStore,
-        scope: MemoryScope,
-        clock: Clock,
-        *,
-        flush_size: int = 256,
-        flush_seconds: float | None = 1.0,
-        compact_after: int | None = 32,
-    ) -> None:
-        super().__init__(
-            store,
-            access_log(scope, "semantic", "fact_id"),
-            _fact_id,
-            clock,
-            flush_size=flush_size,
-            flush_seconds=flush_seconds,
-            compact_after=compact_after,
-            flush_hint="SemanticMemory.flush_access",
-        )
+    tier = "semantic"
+    group_field = "fact_id"
+    flush_hint = "SemanticMemory.flush_access"
