@@ -36,10 +36,10 @@ from langgraph.store.memory import InMemoryStore
 from benchmarks._common import environment, fmt, format_table, percentile, ratio
 from langchain_tiered_memory import Episode, Outcome, TieredMemory, ToolUsageRecord
 from langchain_tiered_memory.embedding_cache import CachedEmbeddings
-from langchain_tiered_memory.fakes import HashingEmbeddings
-from langchain_tiered_memory.tiers.episodic_payload import episode_to_value, episodes_namespace
-from langchain_tiered_memory.tiers.scope import MemoryScope
-from langchain_tiered_memory.tiers.semantic_models import Fact
+from langchain_tiered_memory.testing.fakes import HashingEmbeddings
+from langchain_tiered_memory.tiers.common.scope import MemoryScope
+from langchain_tiered_memory.tiers.episodic.payload import episode_to_value, episodes_namespace
+from langchain_tiered_memory.tiers.semantic.models import Fact
 from langchain_tiered_memory.types import utcnow
 
 TOPICS = [

@@ -56,9 +56,9 @@ if __package__ in (None, ""):  # run as a file: make ``benchmarks`` importable
 from benchmarks._common import environment, format_table, percentile
 from benchmarks.assembly import TOPICS
 from langchain_tiered_memory import TieredMemory
-from langchain_tiered_memory.fakes import HashingEmbeddings
 from langchain_tiered_memory.stores.requests import QueryBatch
 from langchain_tiered_memory.stores.search_walk import auto_full_scan_points
+from langchain_tiered_memory.testing.fakes import HashingEmbeddings
 
 SETTINGS: dict[str, dict[str, Any]] = {
     "full_scan_points=None": {"full_scan_points": None, "lexical_idf": "namespace"},

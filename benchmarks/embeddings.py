@@ -32,7 +32,7 @@ from packaging.requirements import Requirement
 
 from benchmarks._common import environment, format_table, percentile, time_calls
 from langchain_tiered_memory.embeddings import DEFAULT_TOKENIZER_PATH, LocalEmbeddings
-from langchain_tiered_memory.fakes import HashingEmbeddings
+from langchain_tiered_memory.testing.fakes import HashingEmbeddings
 
 SANITY = (
     "I am allergic to shellfish",
@@ -58,7 +58,7 @@ _EMBEDDERS: dict[str, tuple[str, str]] = {
         "LocalEmbeddings()",
     ),
     "hashing": (
-        "from langchain_tiered_memory.fakes import HashingEmbeddings",
+        "from langchain_tiered_memory.testing.fakes import HashingEmbeddings",
         "HashingEmbeddings()",
     ),
 }

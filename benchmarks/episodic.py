@@ -48,15 +48,15 @@ from benchmarks._common import (
     stopwatch,
     time_calls,
 )
-from langchain_tiered_memory.fakes import FakeClock, HashingEmbeddings
-from langchain_tiered_memory.tiers.episodic import EpisodicMemory
-from langchain_tiered_memory.tiers.episodic_models import Episode, Outcome
-from langchain_tiered_memory.tiers.episodic_payload import (
+from langchain_tiered_memory.testing.fakes import FakeClock, HashingEmbeddings
+from langchain_tiered_memory.tiers.common.scope import MemoryScope
+from langchain_tiered_memory.tiers.episodic.memory import EpisodicMemory
+from langchain_tiered_memory.tiers.episodic.models import Episode, Outcome
+from langchain_tiered_memory.tiers.episodic.payload import (
     EMBED_FIELDS,
     episode_to_value,
     episodes_namespace,
 )
-from langchain_tiered_memory.tiers.scope import MemoryScope
 
 VERBS = ["deploy", "debug", "migrate", "refactor", "benchmark", "document", "review", "upgrade"]
 OBJECTS = [

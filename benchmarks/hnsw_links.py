@@ -41,8 +41,8 @@ if __package__ in (None, ""):  # run as a file: make ``benchmarks`` importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks._common import environment, format_table, percentile
-from langchain_tiered_memory.stores.edge_build import VectorNames, edge_config, index_schema
-from langchain_tiered_memory.stores.edge_files import META, recover
+from langchain_tiered_memory.stores.edge.build import VectorNames, edge_config, index_schema
+from langchain_tiered_memory.stores.edge.files import META, recover
 from langchain_tiered_memory.stores.requests import DENSE, SPARSE
 
 NAMES = VectorNames(dense=DENSE, sparse=SPARSE)

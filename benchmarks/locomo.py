@@ -49,8 +49,8 @@ from benchmarks.locomo_pipelines import (
     Tiered,
     TieredConfig,
 )
-from langchain_tiered_memory.retrieval.enrich import EnrichConfig
-from langchain_tiered_memory.retrieval.fusion import FusionConfig
+from langchain_tiered_memory.stores.fusion import FusionConfig
+from langchain_tiered_memory.tiers.turns.enrich import EnrichConfig
 from langchain_tiered_memory.tokens import TokenCounter
 
 REC = TieredConfig()
@@ -141,7 +141,7 @@ def run(args: argparse.Namespace) -> None:
         else:
             emb = LocalEmbeddings.default()
             store_emb = emb if args.no_cache else CachedLangChainEmbeddings(emb, doc_embed)
-            from langchain_tiered_memory.tiers.conversation_turns import TurnsConfig
+            from langchain_tiered_memory.tiers.turns.memory import TurnsConfig
 
             pipelines += [
                 StorePipeline(

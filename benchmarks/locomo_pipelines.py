@@ -20,7 +20,8 @@ import numpy as np
 
 from benchmarks.locomo_data import Conversation, Question, Turn
 from benchmarks.locomo_embed import EmbedFn
-from langchain_tiered_memory.retrieval import (
+from langchain_tiered_memory.stores.fusion import FusionConfig, fuse
+from langchain_tiered_memory.tiers.turns.defaults import (
     DEFAULT_CANDIDATES,
     DEFAULT_DENSE_ENRICH,
     DEFAULT_FUSION,
@@ -31,16 +32,15 @@ from langchain_tiered_memory.retrieval import (
     DEFAULT_TIME_BOOST,
     apply_speaker_boost,
 )
-from langchain_tiered_memory.retrieval.enrich import EnrichConfig, Utterance, index_texts
-from langchain_tiered_memory.retrieval.fusion import FusionConfig, fuse
-from langchain_tiered_memory.retrieval.lexical import BM25Index, analyze
-from langchain_tiered_memory.retrieval.rerank import (
+from langchain_tiered_memory.tiers.turns.enrich import EnrichConfig, Utterance, index_texts
+from langchain_tiered_memory.tiers.turns.lexical import BM25Index, analyze
+from langchain_tiered_memory.tiers.turns.rerank import (
     TimeBoost,
     apply_neighbour_boost,
     apply_session_boost,
     apply_time_boost,
 )
-from langchain_tiered_memory.retrieval.temporal import parse_time_expressions
+from langchain_tiered_memory.tiers.turns.temporal import parse_time_expressions
 
 if TYPE_CHECKING:
     from langgraph.store.base import IndexConfig
@@ -289,8 +289,8 @@ class StorePipeline:
         self.memory: TieredMemory | None = None
 
     def _open(self) -> None:
-        from langchain_tiered_memory.retrieval import FusionConfig
         from langchain_tiered_memory.stores import QdrantMemoryStore
+        from langchain_tiered_memory.stores.fusion import FusionConfig
 
         if self.mode == "project":
             from langchain_tiered_memory import TieredMemory
@@ -331,7 +331,7 @@ class StorePipeline:
             self.store.batch(ops[start : start + 256])
 
     def _ingest_turns(self, conv: Conversation) -> None:
-        from langchain_tiered_memory.tiers.conversation_turns import ConversationTurn
+        from langchain_tiered_memory.tiers.turns.memory import ConversationTurn
 
         assert self.memory is not None
         self.user = self.memory.for_user(conv.sample_id)

@@ -12,8 +12,8 @@ from itertools import groupby
 
 from benchmarks.locomo_data import Conversation
 from benchmarks.locomo_pipelines import Memory
-from langchain_tiered_memory.retrieval.enrich import format_date
-from langchain_tiered_memory.retrieval.summarize import extractive_summary
+from langchain_tiered_memory.tiers.turns.enrich import format_date
+from langchain_tiered_memory.tiers.turns.summarize import extractive_summary
 
 
 def session_summaries(conv: Conversation, k: int = 3) -> list[Memory]:
@@ -30,7 +30,7 @@ def session_summaries(conv: Conversation, k: int = 3) -> list[Memory]:
 
 
 def extracted_facts(conv: Conversation) -> list[Memory]:
-    from langchain_tiered_memory.tiers.extraction import HeuristicFactExtractor
+    from langchain_tiered_memory.tiers.semantic.extraction import HeuristicFactExtractor
 
     out = []
     for t in conv.turns:

@@ -36,10 +36,10 @@ if __package__ in (None, ""):  # run as a file: make ``benchmarks`` importable
 from langgraph.store.base import SearchOp
 
 from benchmarks._common import environment, format_table, percentile
-from langchain_tiered_memory.fakes import HashingEmbeddings
 from langchain_tiered_memory.stores import QdrantMemoryStore
 from langchain_tiered_memory.stores import search as search_module
 from langchain_tiered_memory.stores.search_walk import Walk, choose
+from langchain_tiered_memory.testing.fakes import HashingEmbeddings
 
 FACTS = ("tiered_memory", "target", "_", "semantic", "facts")
 WORDS = [

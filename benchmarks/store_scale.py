@@ -298,7 +298,7 @@ def run_engine(engine: str, n: int, config: Config, workdir: str) -> dict[str, A
             store.optimize(background=False)  # the process is idle: build in place
         optimize_s = opt.seconds
     warm = getattr(store, "warm", None)
-    if warm is not None:  # the page cache may have dropped the files (see stores/edge_warm.py)
+    if warm is not None:  # the page cache may have dropped the files (see stores/edge/warm.py)
         warm()
 
     def search(j: int, kind: str) -> list[Any]:

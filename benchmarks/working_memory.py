@@ -33,7 +33,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
 from benchmarks._common import environment, format_table
-from langchain_tiered_memory.fakes import ScriptedChatModel
+from langchain_tiered_memory.testing.fakes import ScriptedChatModel
 from langchain_tiered_memory.tiers.working import (
     ConversationBuffer,
     Priority,

@@ -5,7 +5,7 @@ acknowledged write is committed to the on-disk outbox first), the apply rate of
 the background worker onto an InMemoryStore, and a baseline of direct
 ``store.put`` calls measured in the same run.
 
-    python benchmarks/writeback.py --writes 2000 --threads 8 --dir /tmp/wb-bench
+    python benchmarks/writeback/writer.py --writes 2000 --threads 8 --dir /tmp/wb-bench
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from pathlib import Path
 
 from langgraph.store.memory import InMemoryStore
 
-from langchain_tiered_memory.writeback import DurableMemoryWriter
-from langchain_tiered_memory.writeback_ops import WriteOp
+from langchain_tiered_memory.writeback.ops import WriteOp
+from langchain_tiered_memory.writeback.writer import DurableMemoryWriter
 
 NS = ("tiered_memory", "bench", "_", "semantic")
 

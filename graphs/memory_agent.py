@@ -15,8 +15,8 @@ import atexit
 import os
 
 from langchain_tiered_memory import TieredMemory
-from langchain_tiered_memory.agent import create_memory_agent
-from langchain_tiered_memory.offline_model import load_chat_model
+from langchain_tiered_memory.chat_models import load_chat_model
+from langchain_tiered_memory.integrations.agent import create_memory_agent
 
 memory = TieredMemory.open(os.environ.get("TIERED_MEMORY_PATH", "./.tiered-memory"))
 atexit.register(memory.close)

@@ -11,8 +11,6 @@ Example:
 
 from __future__ import annotations
 
-from langchain_tiered_memory.adapters.chat_history import BufferedChatMessageHistory
-from langchain_tiered_memory.agent import create_memory_agent
 from langchain_tiered_memory.assembly import (
     DroppedItem,
     MemoryConflictResolver,
@@ -24,6 +22,7 @@ from langchain_tiered_memory.assembly.assembler import (
     ContextAssembler,
     UnifiedMemoryManager,
 )
+from langchain_tiered_memory.chat_models import LLMTimeoutError, load_chat_model
 from langchain_tiered_memory.consolidation import (
     ConsolidationReport,
     ForgettingPolicy,
@@ -43,48 +42,56 @@ from langchain_tiered_memory.errors import (
     WriteBackError,
     WriteBackTimeoutError,
 )
-from langchain_tiered_memory.llm_calls import LLMTimeoutError
+from langchain_tiered_memory.integrations.agent import create_memory_agent
+from langchain_tiered_memory.integrations.chat_history import BufferedChatMessageHistory
+from langchain_tiered_memory.integrations.nodes import (
+    MemoryAgentContext,
+    MemoryAgentState,
+    create_memory_tools,
+)
 from langchain_tiered_memory.memory import TieredMemory
-from langchain_tiered_memory.nodes import MemoryAgentContext, MemoryAgentState, create_memory_tools
-from langchain_tiered_memory.offline_model import OfflineChatModel, load_chat_model
 from langchain_tiered_memory.stores import (
     OptimizationStatus,
     QdrantMemoryStore,
     RetrievalMode,
 )
-from langchain_tiered_memory.tiers.conversation_turns import (
-    ConversationTurn,
-    ConversationTurns,
-    TurnHit,
-    TurnsConfig,
-)
-from langchain_tiered_memory.tiers.episodic import EpisodicConfig, EpisodicMemory
-from langchain_tiered_memory.tiers.episodic_conversations import ConversationIndex
-from langchain_tiered_memory.tiers.episodic_models import (
+from langchain_tiered_memory.testing.offline_model import OfflineChatModel
+from langchain_tiered_memory.tiers.common.ranking import RankingConfig, ScoreBreakdown
+from langchain_tiered_memory.tiers.common.scope import MemoryScope
+from langchain_tiered_memory.tiers.episodic.conversations import ConversationIndex
+from langchain_tiered_memory.tiers.episodic.memory import EpisodicConfig, EpisodicMemory
+from langchain_tiered_memory.tiers.episodic.models import (
     Episode,
     Outcome,
     Reflection,
     ScoredEpisode,
     TrajectoryStep,
 )
-from langchain_tiered_memory.tiers.extraction import EntityFactExtractor, HeuristicFactExtractor
-from langchain_tiered_memory.tiers.procedural import ProceduralConfig, ProceduralMemory
-from langchain_tiered_memory.tiers.procedural_models import Strategy, ToolGuidance, ToolUsageRecord
-from langchain_tiered_memory.tiers.ranking import RankingConfig, ScoreBreakdown
-from langchain_tiered_memory.tiers.reflection import EpisodeReflector
-from langchain_tiered_memory.tiers.scope import MemoryScope
-from langchain_tiered_memory.tiers.semantic import SemanticMemory
-from langchain_tiered_memory.tiers.semantic_models import (
+from langchain_tiered_memory.tiers.episodic.reflection import EpisodeReflector
+from langchain_tiered_memory.tiers.procedural.memory import ProceduralConfig, ProceduralMemory
+from langchain_tiered_memory.tiers.procedural.models import Strategy, ToolGuidance, ToolUsageRecord
+from langchain_tiered_memory.tiers.semantic.extraction import (
+    EntityFactExtractor,
+    HeuristicFactExtractor,
+)
+from langchain_tiered_memory.tiers.semantic.memory import SemanticMemory
+from langchain_tiered_memory.tiers.semantic.models import (
     Entity,
     Fact,
     Relation,
     SemanticMemoryConfig,
 )
-from langchain_tiered_memory.tiers.semantic_results import (
+from langchain_tiered_memory.tiers.semantic.results import (
     EntityContext,
     FactWriteResult,
     RememberResult,
     SemanticSearchHit,
+)
+from langchain_tiered_memory.tiers.turns.memory import (
+    ConversationTurn,
+    ConversationTurns,
+    TurnHit,
+    TurnsConfig,
 )
 from langchain_tiered_memory.tiers.working import (
     ContextLayout,
@@ -104,9 +111,9 @@ from langchain_tiered_memory.tokens import (
     seed_tiktoken_cache,
 )
 from langchain_tiered_memory.user_memory import UserMemory
-from langchain_tiered_memory.writeback import AsyncMemoryWriter, DurableMemoryWriter
-from langchain_tiered_memory.writeback_ops import DeadLetter, WriteBackStats, WriteOp, WriteReceipt
-from langchain_tiered_memory.writeback_ops import RetryPolicy as WriteRetryPolicy
+from langchain_tiered_memory.writeback.ops import DeadLetter, WriteBackStats, WriteOp, WriteReceipt
+from langchain_tiered_memory.writeback.ops import RetryPolicy as WriteRetryPolicy
+from langchain_tiered_memory.writeback.writer import AsyncMemoryWriter, DurableMemoryWriter
 
 __version__ = "0.1.0"
 

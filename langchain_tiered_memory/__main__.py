@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from langchain_tiered_memory.cli import main
+from langchain_tiered_memory.cli.commands import main
 
 if __name__ == "__main__":
     sys.exit(main())

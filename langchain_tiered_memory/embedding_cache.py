@@ -18,7 +18,7 @@ follow the protocol (a :class:`CachedEmbeddings`, or any object with a
 forgotten user's queries do not stay in memory.
 
 Example:
-    >>> from langchain_tiered_memory.fakes import HashingEmbeddings
+    >>> from langchain_tiered_memory.testing.fakes import HashingEmbeddings
     >>> emb = CachedEmbeddings(HashingEmbeddings(size=8))
     >>> emb.embed_query("hello") == emb.embed_query("hello"), emb.hits
     (True, 1)
@@ -52,7 +52,7 @@ class CachedEmbeddings(Embeddings):
         maxsize: How many query vectors to keep.
 
     Example:
-        >>> from langchain_tiered_memory.fakes import HashingEmbeddings
+        >>> from langchain_tiered_memory.testing.fakes import HashingEmbeddings
         >>> emb = CachedEmbeddings(HashingEmbeddings(size=8))
         >>> _ = emb.embed_query("my address is 1 Main St")
         >>> emb.clear(), len(emb)
@@ -192,7 +192,7 @@ def clear_embedding_cache(*embeddings: Any) -> int:
     cache are ignored; each object is cleared once.
 
     Example:
-        >>> from langchain_tiered_memory.fakes import HashingEmbeddings
+        >>> from langchain_tiered_memory.testing.fakes import HashingEmbeddings
         >>> emb = CachedEmbeddings(HashingEmbeddings(size=8))
         >>> _ = emb.embed_query("hello")
         >>> clear_embedding_cache(emb, None, HashingEmbeddings(size=8))

@@ -42,7 +42,7 @@ from langgraph.store.memory import InMemoryStore
 from langchain_tiered_memory.errors import InvalidInputError
 from langchain_tiered_memory.stores.restore import RestoreOp
 from langchain_tiered_memory.stores.serialized import SerializedStore, unwrap
-from langchain_tiered_memory.tiers.scope import ROOT_LABEL
+from langchain_tiered_memory.tiers.common.scope import ROOT_LABEL
 from langchain_tiered_memory.types import ensure_aware
 
 __all__ = [

@@ -26,18 +26,18 @@ from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from langchain_tiered_memory.tiers.record_access import (
+from langchain_tiered_memory.tiers.common.access import (
     aflush_access_buffers,
     flush_access_buffers,
 )
-from langchain_tiered_memory.tiers.scope import ROOT_LABEL, label_to_id
+from langchain_tiered_memory.tiers.common.scope import ROOT_LABEL, label_to_id
 from langchain_tiered_memory.types import ensure_aware
 
 if TYPE_CHECKING:
     from langgraph.store.base import Item
 
     from langchain_tiered_memory.memory import TieredMemory
-    from langchain_tiered_memory.writeback_ops import WriteBackStats
+    from langchain_tiered_memory.writeback.ops import WriteBackStats
 
 __all__ = ["STALENESS_BUCKETS", "StatsScan", "acompute_stats", "compute_stats"]
 

@@ -3,7 +3,7 @@
 Example:
     >>> import tempfile
     >>> from langchain_tiered_memory import TieredMemory
-    >>> from langchain_tiered_memory.fakes import HashingEmbeddings
+    >>> from langchain_tiered_memory.testing.fakes import HashingEmbeddings
     >>> memory = TieredMemory.open(tempfile.mkdtemp(), embeddings=HashingEmbeddings())
     >>> alice = memory.for_user("alice")
     >>> _ = alice.semantic.store_fact("alice", "Allergic to shellfish", confidence=0.95)
@@ -43,19 +43,24 @@ from langchain_tiered_memory.export_import import (
     write_records,
 )
 from langchain_tiered_memory.stores.serialized import thread_safe
-from langchain_tiered_memory.tiers.conversation_turns_models import LEXICAL_FIELD, TurnsConfig
-from langchain_tiered_memory.tiers.episodic import EpisodicConfig
-from langchain_tiered_memory.tiers.procedural import ProceduralConfig
-from langchain_tiered_memory.tiers.record_access import (
+from langchain_tiered_memory.tiers.common.access import (
     aflush_access_buffers,
     flush_access_buffers,
 )
-from langchain_tiered_memory.tiers.scope import ROOT_LABEL, MemoryScope, label_to_id, normalize_id
-from langchain_tiered_memory.tiers.semantic_models import SemanticMemoryConfig
+from langchain_tiered_memory.tiers.common.scope import (
+    ROOT_LABEL,
+    MemoryScope,
+    label_to_id,
+    normalize_id,
+)
+from langchain_tiered_memory.tiers.episodic.memory import EpisodicConfig
+from langchain_tiered_memory.tiers.procedural.memory import ProceduralConfig
+from langchain_tiered_memory.tiers.semantic.models import SemanticMemoryConfig
+from langchain_tiered_memory.tiers.turns.models import LEXICAL_FIELD, TurnsConfig
 from langchain_tiered_memory.tokens import TokenCounter
 from langchain_tiered_memory.types import utcnow
 from langchain_tiered_memory.user_memory import UserMemory
-from langchain_tiered_memory.writeback import DurableMemoryWriter
+from langchain_tiered_memory.writeback.writer import DurableMemoryWriter
 
 __all__ = ["DELETIONS_NAMESPACE", "TieredMemory"]
 
@@ -187,7 +192,7 @@ class TieredMemory:
         memory = cls(store, embeddings=cached, llm=llm, writer=writer, **kwargs)
         memory._owns_store = True
         if writer is not None:
-            from langchain_tiered_memory.writeback_handlers import register_memory_handlers
+            from langchain_tiered_memory.writeback.handlers import register_memory_handlers
 
             register_memory_handlers(writer, memory)
             writer.start()

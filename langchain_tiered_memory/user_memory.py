@@ -30,16 +30,16 @@ from langchain_tiered_memory.consolidation.consolidator import (
 from langchain_tiered_memory.consolidation.trash import MemoryTrash
 from langchain_tiered_memory.errors import InvalidInputError
 from langchain_tiered_memory.text import word_overlap
-from langchain_tiered_memory.tiers.conversation_turns import ConversationTurns
-from langchain_tiered_memory.tiers.episodic import EpisodicMemory
-from langchain_tiered_memory.tiers.episodic_models import Episode
-from langchain_tiered_memory.tiers.procedural import ProceduralMemory
-from langchain_tiered_memory.tiers.procedural_models import ToolUsageRecord
-from langchain_tiered_memory.tiers.scope import MemoryScope
-from langchain_tiered_memory.tiers.semantic import SemanticMemory
-from langchain_tiered_memory.tiers.semantic_results import RememberResult
-from langchain_tiered_memory.writeback_handlers import episode_op, remember_op, tool_use_op
-from langchain_tiered_memory.writeback_ops import WriteReceipt
+from langchain_tiered_memory.tiers.common.scope import MemoryScope
+from langchain_tiered_memory.tiers.episodic.memory import EpisodicMemory
+from langchain_tiered_memory.tiers.episodic.models import Episode
+from langchain_tiered_memory.tiers.procedural.memory import ProceduralMemory
+from langchain_tiered_memory.tiers.procedural.models import ToolUsageRecord
+from langchain_tiered_memory.tiers.semantic.memory import SemanticMemory
+from langchain_tiered_memory.tiers.semantic.results import RememberResult
+from langchain_tiered_memory.tiers.turns.memory import ConversationTurns
+from langchain_tiered_memory.writeback.handlers import episode_op, remember_op, tool_use_op
+from langchain_tiered_memory.writeback.ops import WriteReceipt
 
 if TYPE_CHECKING:
     from langchain_tiered_memory.memory import TieredMemory

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 import pytest
 from hypothesis import HealthCheck, settings
 
-from langchain_tiered_memory.fakes import FakeClock, HashingEmbeddings, ScriptedChatModel
+from langchain_tiered_memory.testing.fakes import FakeClock, HashingEmbeddings, ScriptedChatModel
 
 # Nothing may reach a hub or a tokenizer download at test time.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")

@@ -15,10 +15,10 @@ the others still answer.
 
 Example:
     >>> from langgraph.store.memory import InMemoryStore
-    >>> from langchain_tiered_memory.tiers.scope import MemoryScope
-    >>> from langchain_tiered_memory.tiers.semantic import SemanticMemory
-    >>> from langchain_tiered_memory.tiers.episodic import EpisodicMemory
-    >>> from langchain_tiered_memory.tiers.procedural import ProceduralMemory
+    >>> from langchain_tiered_memory.tiers.common.scope import MemoryScope
+    >>> from langchain_tiered_memory.tiers.semantic.memory import SemanticMemory
+    >>> from langchain_tiered_memory.tiers.episodic.memory import EpisodicMemory
+    >>> from langchain_tiered_memory.tiers.procedural.memory import ProceduralMemory
     >>> from langchain_tiered_memory.tokens import TokenCounter
     >>> store, scope = InMemoryStore(), MemoryScope("alice")
     >>> semantic = SemanticMemory(store, scope)
@@ -44,10 +44,10 @@ from langchain_tiered_memory.assembly.conflicts import MemoryConflictResolver
 from langchain_tiered_memory.assembly.items import MemoryContext, MemoryItem
 from langchain_tiered_memory.assembly.packing import pack_items
 from langchain_tiered_memory.errors import ConfigurationError, InvalidInputError
-from langchain_tiered_memory.tiers.conversation_turns import ConversationTurns
-from langchain_tiered_memory.tiers.episodic import EpisodicMemory
-from langchain_tiered_memory.tiers.procedural import ProceduralMemory
-from langchain_tiered_memory.tiers.semantic import SemanticMemory
+from langchain_tiered_memory.tiers.episodic.memory import EpisodicMemory
+from langchain_tiered_memory.tiers.procedural.memory import ProceduralMemory
+from langchain_tiered_memory.tiers.semantic.memory import SemanticMemory
+from langchain_tiered_memory.tiers.turns.memory import ConversationTurns
 from langchain_tiered_memory.tokens import TokenCounter
 
 __all__ = ["AssemblyConfig", "ContextAssembler", "UnifiedMemoryManager"]

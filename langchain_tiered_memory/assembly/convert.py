@@ -3,7 +3,7 @@
 Pure functions, shared by the sync and async assembler paths.
 
 Example:
-    >>> from langchain_tiered_memory.tiers.procedural_models import ToolGuidance
+    >>> from langchain_tiered_memory.tiers.procedural.models import ToolGuidance
     >>> g = ToolGuidance(tool_name="orders_v1", known=True, total_uses=3, successes=0,
     ...                  failures=3, last_success=False, last_error="410 Gone: use orders_v2")
     >>> [i.text for i in warning_items([g], min_failure_rate=0.3)]
@@ -16,11 +16,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from langchain_tiered_memory.assembly.items import MemoryItem
-from langchain_tiered_memory.tiers.conversation_turns_models import TurnHit
-from langchain_tiered_memory.tiers.episodic_models import ScoredEpisode
-from langchain_tiered_memory.tiers.procedural_models import ScoredStrategy, ToolGuidance
-from langchain_tiered_memory.tiers.semantic_models import Fact
-from langchain_tiered_memory.tiers.semantic_results import EntityContext, SemanticSearchHit
+from langchain_tiered_memory.tiers.episodic.models import ScoredEpisode
+from langchain_tiered_memory.tiers.procedural.models import ScoredStrategy, ToolGuidance
+from langchain_tiered_memory.tiers.semantic.models import Fact
+from langchain_tiered_memory.tiers.semantic.results import EntityContext, SemanticSearchHit
+from langchain_tiered_memory.tiers.turns.models import TurnHit
 
 __all__ = [
     "experience_items",

@@ -46,9 +46,9 @@ from langgraph.store.base import PutOp
 
 from langchain_tiered_memory.assembly.conflicts import word_set_similarity
 from langchain_tiered_memory.consolidation.policy import ForgettingPolicy, RetentionCandidate
-from langchain_tiered_memory.tiers.episodic_models import Episode
-from langchain_tiered_memory.tiers.procedural_models import ToolUsageRecord
-from langchain_tiered_memory.tiers.semantic_models import Fact, fact_to_value
+from langchain_tiered_memory.tiers.episodic.models import Episode
+from langchain_tiered_memory.tiers.procedural.models import ToolUsageRecord
+from langchain_tiered_memory.tiers.semantic.models import Fact, fact_to_value
 from langchain_tiered_memory.types import ensure_aware
 
 if TYPE_CHECKING:

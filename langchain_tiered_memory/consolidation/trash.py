@@ -10,7 +10,7 @@ a crash is harmless.
 
 Example:
     >>> from langgraph.store.memory import InMemoryStore
-    >>> from langchain_tiered_memory.tiers.scope import MemoryScope
+    >>> from langchain_tiered_memory.tiers.common.scope import MemoryScope
     >>> store, scope = InMemoryStore(), MemoryScope("alice")
     >>> store.put(scope.namespace("episodic"), "e1", {"text": "old"})
     >>> trash = MemoryTrash(store, scope)
@@ -32,7 +32,7 @@ from typing import Any
 
 from langgraph.store.base import BaseStore, Item, Op, PutOp
 
-from langchain_tiered_memory.tiers.scope import MemoryScope
+from langchain_tiered_memory.tiers.common.scope import MemoryScope
 from langchain_tiered_memory.types import Namespace, ensure_aware, utcnow
 
 __all__ = ["AUDIT_LABEL", "TRASH_LABEL", "AuditRecord", "MemoryTrash"]

@@ -12,8 +12,8 @@ Example:
 
 from __future__ import annotations
 
-from langchain_tiered_memory.stores.edge_build import EdgeOptimizers
-from langchain_tiered_memory.stores.edge_optimizer import OptimizationReport, OptimizationStatus
+from langchain_tiered_memory.stores.edge.build import EdgeOptimizers
+from langchain_tiered_memory.stores.edge.optimizer import OptimizationReport, OptimizationStatus
 from langchain_tiered_memory.stores.payload import MAX_VALUE_BYTES
 from langchain_tiered_memory.stores.plan import RetrievalMode
 from langchain_tiered_memory.stores.qdrant_store import QdrantMemoryStore

@@ -40,8 +40,8 @@ from langgraph.store.base import (
 )
 
 from langchain_tiered_memory.errors import ConfigurationError, InvalidInputError, NamespaceError
-from langchain_tiered_memory.retrieval import DEFAULT_FUSION, FusionConfig
 from langchain_tiered_memory.stores import filters
+from langchain_tiered_memory.stores.fusion import DEFAULT_FUSION, FusionConfig
 from langchain_tiered_memory.stores.payload import (
     ITEM_FIELDS,
     build_payload,
@@ -454,7 +454,7 @@ def check_fusion(fusion: Any) -> FusionConfig:
     if not isinstance(fusion, FusionConfig):
         raise ConfigurationError(
             f"fusion must be a retrieval.FusionConfig, got {type(fusion).__name__}: pass e.g. "
-            "FusionConfig(method='rrf') or retrieval.DEFAULT_FUSION"
+            "FusionConfig(method='rrf') or stores.fusion.DEFAULT_FUSION"
         )
     if fusion.method not in ("score", "rrf"):
         raise ConfigurationError(f"unknown fusion method {fusion.method!r}: use 'score' or 'rrf'")

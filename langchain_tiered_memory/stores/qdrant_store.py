@@ -8,8 +8,8 @@ Two engines sit behind one query compiler (:mod:`.plan`):
 
 Retrieval is ``"hybrid"`` (dense + BM25 fused), ``"dense"`` or ``"lexical"``,
 chosen per store and overridable per search. Hybrid fusion is a
-:class:`~langchain_tiered_memory.retrieval.FusionConfig` (``fusion=``): by default
-weighted z-scores of BM25 and cosine (:data:`~langchain_tiered_memory.retrieval.DEFAULT_FUSION`),
+:class:`~langchain_tiered_memory.stores.fusion.FusionConfig` (``fusion=``): by default
+weighted z-scores of BM25 and cosine (:data:`.fusion.DEFAULT_FUSION`),
 or reciprocal rank fusion with ``FusionConfig(method="rrf")``. ``lexical_fields=``
 BM25-indexes other value fields than the embedded ones (e.g. a turn plus its
 neighbouring turns), with repeat weights. BM25 document frequencies count the
@@ -61,15 +61,15 @@ from langgraph.store.base import (
 from langgraph.store.base import _ensure_refresh as ensure_refresh
 
 from langchain_tiered_memory.errors import ConfigurationError
-from langchain_tiered_memory.retrieval.fusion import FusionConfig
-from langchain_tiered_memory.stores.edge_build import EdgeOptimizers
-from langchain_tiered_memory.stores.edge_optimizer import (
+from langchain_tiered_memory.stores.edge.build import EdgeOptimizers
+from langchain_tiered_memory.stores.edge.engine import EdgeEngine
+from langchain_tiered_memory.stores.edge.optimizer import (
     OptimizationReport,
     OptimizationStatus,
     Progress,
 )
-from langchain_tiered_memory.stores.engine_edge import EdgeEngine
 from langchain_tiered_memory.stores.estimate_cache import EstimateCache
+from langchain_tiered_memory.stores.fusion import FusionConfig
 from langchain_tiered_memory.stores.plan import Planner, RetrievalMode, check_namespace
 from langchain_tiered_memory.stores.requests import (
     EmbedDocuments,
@@ -106,7 +106,7 @@ class QdrantMemoryStore(BaseStore):
 
     Example:
         >>> import tempfile
-        >>> from langchain_tiered_memory.fakes import HashingEmbeddings
+        >>> from langchain_tiered_memory.testing.fakes import HashingEmbeddings
         >>> index = {"dims": 64, "embed": HashingEmbeddings(size=64), "fields": ["text"]}
         >>> with QdrantMemoryStore.embedded(tempfile.mkdtemp(), index=index) as store:
         ...     store.put(("memories", "alice"), "m1", {"text": "Alice is allergic to shellfish"})

@@ -4,7 +4,7 @@ A plan is a generator: it yields requests and receives their results. The
 store logic is written once as plans (see :mod:`.plan`); a sync driver
 (:func:`run`) and an async driver (:func:`arun`) execute them, so no logic is
 copied between ``batch`` and ``abatch``. Engines only translate these requests
-into their own API (see :mod:`.engine_edge`, :mod:`.engine_client`).
+into their own API (see :mod:`.edge.engine`, :mod:`.engine_client`).
 
 Example:
     >>> def plan():
@@ -65,12 +65,12 @@ LINKED_INDEXES = frozenset({"ns_prefixes"})
 """Payload indexes that get HNSW links of their own (every search filters by a
 namespace prefix); the others only filter and count. Linking every index made a
 100k-point graph build 3.4x slower for the same recall: see
-:data:`~langchain_tiered_memory.stores.edge_build.LINKED_INDEXES`."""
+:data:`~langchain_tiered_memory.stores.edge.build.LINKED_INDEXES`."""
 TENANT_INDEX = "ns_path"
 """The keyword index Qdrant lays segments out by (``is_tenant``): a namespace's
 points sit together on disk, so a namespace-filtered scan reads them in order
 instead of hopping over the whole segment. See
-:data:`~langchain_tiered_memory.stores.edge_build.TENANT_INDEX`."""
+:data:`~langchain_tiered_memory.stores.edge.build.TENANT_INDEX`."""
 
 
 @dataclass(frozen=True)

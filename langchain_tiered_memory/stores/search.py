@@ -5,8 +5,8 @@ engine for the top dense and the top BM25 candidates (in the same batch, ids and
 scores only), fuses them here and then fetches the payloads of the page alone, so
 a hybrid search transfers one page of payloads, not two candidate lists.
 
-Fusion follows the store's :class:`~langchain_tiered_memory.retrieval.FusionConfig`:
-the default is :data:`~langchain_tiered_memory.retrieval.DEFAULT_FUSION` (weighted
+Fusion follows the store's :class:`~langchain_tiered_memory.stores.fusion.FusionConfig`:
+the default is :data:`~langchain_tiered_memory.stores.fusion.DEFAULT_FUSION` (weighted
 z-scores of BM25 and cosine, measured best on LoCoMo); ``method="rrf"`` gives
 reciprocal rank fusion with ties ranked equally. Either way equal fused scores are
 ordered by point id, so both engines give the same order (engines order equal
@@ -29,8 +29,8 @@ from typing import Any, cast
 
 from langgraph.store.base import SearchOp
 
-from langchain_tiered_memory.retrieval.fusion import FusionConfig, weighted_score_fusion
 from langchain_tiered_memory.stores.filters import Range, Where, namespace_filter
+from langchain_tiered_memory.stores.fusion import FusionConfig, weighted_score_fusion
 from langchain_tiered_memory.stores.payload import ITEM_FIELDS
 from langchain_tiered_memory.stores.requests import (
     Estimate,

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from langchain_tiered_memory import TieredMemory
-from langchain_tiered_memory.fakes import HashingEmbeddings
+from langchain_tiered_memory.testing.fakes import HashingEmbeddings
 
 pytestmark = pytest.mark.integration
 

@@ -24,8 +24,8 @@ from typing import Any
 import pytest
 
 from langchain_tiered_memory import TieredMemory
-from langchain_tiered_memory.agent import create_memory_agent
-from langchain_tiered_memory.offline_model import OfflineChatModel
+from langchain_tiered_memory.integrations.agent import create_memory_agent
+from langchain_tiered_memory.testing.offline_model import OfflineChatModel
 
 pytestmark = pytest.mark.integration
 

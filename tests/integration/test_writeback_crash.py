@@ -45,8 +45,8 @@ def _target(path: str) -> sqlite3.Connection:
 def _child(memory_dir: str, target_path: str, start: int, end: int, delay: float) -> None:
     from langgraph.store.memory import InMemoryStore
 
-    from langchain_tiered_memory.writeback import DurableMemoryWriter
-    from langchain_tiered_memory.writeback_ops import RetryPolicy, WriteOp
+    from langchain_tiered_memory.writeback.ops import RetryPolicy, WriteOp
+    from langchain_tiered_memory.writeback.writer import DurableMemoryWriter
 
     local = threading.local()
 

@@ -70,9 +70,9 @@ def _child(memory_dir: str, total: int) -> None:
     from concurrent.futures import ThreadPoolExecutor
 
     from langchain_tiered_memory import TieredMemory
-    from langchain_tiered_memory.fakes import HashingEmbeddings
-    from langchain_tiered_memory.tiers.episodic_models import Episode, Outcome
-    from langchain_tiered_memory.tiers.procedural_models import ToolUsageRecord
+    from langchain_tiered_memory.testing.fakes import HashingEmbeddings
+    from langchain_tiered_memory.tiers.episodic.models import Episode, Outcome
+    from langchain_tiered_memory.tiers.procedural.models import ToolUsageRecord
 
     memory = TieredMemory.open(memory_dir, embeddings=HashingEmbeddings())
     print("ready", flush=True)
@@ -192,7 +192,7 @@ def _verify(memory: Any, total: int) -> dict[str, int]:
 
 def _run(tmp_path: Path, total: int) -> dict[str, Any]:
     from langchain_tiered_memory import TieredMemory
-    from langchain_tiered_memory.fakes import HashingEmbeddings
+    from langchain_tiered_memory.testing.fakes import HashingEmbeddings
 
     memory_dir = tmp_path / "memory"
     started = time.monotonic()

@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from reliability_helpers import WordEmbeddings
 
 from langchain_tiered_memory import TieredMemory
-from langchain_tiered_memory.fakes import HashingEmbeddings
+from langchain_tiered_memory.testing.fakes import HashingEmbeddings
 
 
 def hold(path: str) -> None:

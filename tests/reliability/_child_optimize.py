@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from reliability_helpers import WordEmbeddings
 
 from langchain_tiered_memory.stores import QdrantMemoryStore
-from langchain_tiered_memory.stores.edge_build import EdgeOptimizers
+from langchain_tiered_memory.stores.edge.build import EdgeOptimizers
 
 LOCK = threading.Lock()
 

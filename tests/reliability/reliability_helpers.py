@@ -16,7 +16,7 @@ from langchain_core.embeddings import Embeddings
 from langgraph.store.base import BaseStore
 
 from langchain_tiered_memory import TieredMemory
-from langchain_tiered_memory.fakes import HashingEmbeddings
+from langchain_tiered_memory.testing.fakes import HashingEmbeddings
 
 ENGINES = ("embedded", "client")
 DIMS = 64

@@ -28,7 +28,7 @@ from langchain_tiered_memory import (
     TieredMemory,
     ToolUsageRecord,
 )
-from langchain_tiered_memory.fakes import HashingEmbeddings
+from langchain_tiered_memory.testing.fakes import HashingEmbeddings
 
 THREADS, TASKS, ROUNDS, USERS = 8, 4, 5, 4
 

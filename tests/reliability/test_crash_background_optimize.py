@@ -7,7 +7,7 @@ The parent fills an embedded store (and deletes part of it). A child process
 (copying, building, loading, replaying, swapping, cleaning), or the parent
 kills it after a random delay. After every kill: the build process died with
 its parent, the store reopens cleanly (the recovery rule of
-``stores/edge_files.py`` deletes the unfinished or superseded generation), every
+``stores/edge/files.py`` deletes the unfinished or superseded generation), every
 acknowledged write is there with its value, nothing deleted came back, exactly
 one shard generation is left, and search works.
 """
@@ -81,14 +81,14 @@ class Ledger:
 
 
 def build_processes(path: Path) -> list[int]:
-    """Pids of build processes (edge_build.py) working on ``path``."""
+    """Pids of build processes (edge/build.py) working on ``path``."""
     pids = []
     for proc in Path("/proc").glob("[0-9]*"):
         try:
             cmdline = (proc / "cmdline").read_bytes().decode(errors="replace")
         except OSError:
             continue
-        if "edge_build.py" in cmdline and str(path) in cmdline:
+        if "edge/build.py" in cmdline and str(path) in cmdline:
             pids.append(int(proc.name))
     return pids
 

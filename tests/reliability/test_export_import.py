@@ -23,7 +23,7 @@ from langchain_tiered_memory import (
     ToolUsageRecord,
     TrajectoryStep,
 )
-from langchain_tiered_memory.fakes import FakeClock
+from langchain_tiered_memory.testing.fakes import FakeClock
 
 USER = "alice"
 QUERIES = [

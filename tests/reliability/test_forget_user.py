@@ -24,11 +24,11 @@ from langchain_tiered_memory import (
     ToolUsageRecord,
     TrajectoryStep,
 )
-from langchain_tiered_memory.fakes import HashingEmbeddings
 from langchain_tiered_memory.memory import DELETIONS_NAMESPACE
-from langchain_tiered_memory.writeback import DurableMemoryWriter
-from langchain_tiered_memory.writeback_handlers import register_memory_handlers
-from langchain_tiered_memory.writeback_ops import RetryPolicy, WriteOp
+from langchain_tiered_memory.testing.fakes import HashingEmbeddings
+from langchain_tiered_memory.writeback.handlers import register_memory_handlers
+from langchain_tiered_memory.writeback.ops import RetryPolicy, WriteOp
+from langchain_tiered_memory.writeback.writer import DurableMemoryWriter
 
 VICTIM = "victim-q7x"
 OTHER = "keeper-k2m"

@@ -42,7 +42,7 @@ from langchain_tiered_memory import (
     ToolUsageRecord,
     TrajectoryStep,
 )
-from langchain_tiered_memory.tiers.scope import MemoryScope, id_to_label, normalize_id
+from langchain_tiered_memory.tiers.common.scope import MemoryScope, id_to_label, normalize_id
 
 SESSION = "shared-session"  # every user uses the same session id, tool and strategy names
 TOOL = "search"

@@ -141,7 +141,7 @@ attack_text = st.lists(
 def test_fuzzed_memories_cannot_break_the_frame(attack: str, budget: int) -> None:
     from langgraph.store.memory import InMemoryStore
 
-    from langchain_tiered_memory.fakes import HashingEmbeddings
+    from langchain_tiered_memory.testing.fakes import HashingEmbeddings
 
     store = InMemoryStore(index={"dims": 64, "embed": HashingEmbeddings(size=64)})
     memory = TieredMemory(store)

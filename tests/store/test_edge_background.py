@@ -25,10 +25,10 @@ from langgraph.store.base import PutOp
 from qdrant_client import QdrantClient
 
 from langchain_tiered_memory.errors import BackendError, ConfigurationError
-from langchain_tiered_memory.fakes import HashingEmbeddings
 from langchain_tiered_memory.stores import QdrantMemoryStore
-from langchain_tiered_memory.stores import edge_optimizer as eo
-from langchain_tiered_memory.stores.edge_build import TENANT_INDEX, EdgeOptimizers, tenant_layout
+from langchain_tiered_memory.stores.edge import optimizer as eo
+from langchain_tiered_memory.stores.edge.build import TENANT_INDEX, EdgeOptimizers, tenant_layout
+from langchain_tiered_memory.testing.fakes import HashingEmbeddings
 
 DIMS = 64
 # Index segments above 10 KB, so a few thousand points get real HNSW graphs.
@@ -365,7 +365,7 @@ def test_segments_are_laid_out_by_namespace_and_old_stores_are_rewritten_once(
         before = _probe(store)
         _drop_the_layout(store)
         assert not tenant_layout(store.engine.shard)  # type: ignore[union-attr]
-        with caplog.at_level(logging.WARNING, "langchain_tiered_memory.stores.engine_edge"):
+        with caplog.at_level(logging.WARNING, "langchain_tiered_memory.stores.edge.engine"):
             # In place: the old segments keep their order, so no flag either.
             store.optimize(background=False)
         assert "optimize(background=True)" in caplog.text  # and the user is told what to do
@@ -389,7 +389,8 @@ def test_segments_are_laid_out_by_namespace_and_old_stores_are_rewritten_once(
 
 
 def test_the_two_engines_link_the_same_indexes() -> None:
-    from langchain_tiered_memory.stores import edge_build, engine_client, requests
+    from langchain_tiered_memory.stores import engine_client, requests
+    from langchain_tiered_memory.stores.edge import build as edge_build
 
     assert edge_build.LINKED_INDEXES == requests.LINKED_INDEXES
     assert edge_build.TENANT_INDEX == requests.TENANT_INDEX

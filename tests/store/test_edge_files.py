@@ -12,16 +12,16 @@ from pathlib import Path
 import pytest
 
 from langchain_tiered_memory.errors import BackendError, StoreLockedError
-from langchain_tiered_memory.fakes import HashingEmbeddings
 from langchain_tiered_memory.stores import QdrantMemoryStore
-from langchain_tiered_memory.stores.edge_files import (
+from langchain_tiered_memory.stores.edge.files import (
     META,
     commit,
     copy_tree,
     next_generation,
     recover,
 )
-from langchain_tiered_memory.stores.edge_lock import CollectionLock, describe_holder
+from langchain_tiered_memory.stores.edge.lock import CollectionLock, describe_holder
+from langchain_tiered_memory.testing.fakes import HashingEmbeddings
 
 OWN = ["tiered_memory.lock", "tiered_memory.holder.json", META]
 

@@ -10,8 +10,8 @@ from langgraph.store.base import IndexConfig
 from qdrant_client import AsyncQdrantClient, QdrantClient, models
 
 from langchain_tiered_memory.errors import ConfigurationError
-from langchain_tiered_memory.fakes import HashingEmbeddings
 from langchain_tiered_memory.stores import QdrantMemoryStore
+from langchain_tiered_memory.testing.fakes import HashingEmbeddings
 
 
 def index(dims: int = 64) -> IndexConfig:

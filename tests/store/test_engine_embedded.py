@@ -16,9 +16,9 @@ import qdrant_edge as qe
 from langgraph.store.base import IndexConfig, PutOp
 
 from langchain_tiered_memory.errors import ConfigurationError, StoreLockedError
-from langchain_tiered_memory.fakes import FakeClock, HashingEmbeddings
 from langchain_tiered_memory.stores import QdrantMemoryStore
 from langchain_tiered_memory.stores.payload import point_id
+from langchain_tiered_memory.testing.fakes import FakeClock, HashingEmbeddings
 
 CORPUS = {
     "m1": "Alice is allergic to shellfish and peanuts",

@@ -8,13 +8,13 @@ import pytest
 from langgraph.store.base import SearchOp
 
 from langchain_tiered_memory.errors import ConfigurationError
-from langchain_tiered_memory.fakes import HashingEmbeddings
-from langchain_tiered_memory.retrieval import DEFAULT_FUSION, FusionConfig
 from langchain_tiered_memory.stores import QdrantMemoryStore
 from langchain_tiered_memory.stores.filters import Where
+from langchain_tiered_memory.stores.fusion import DEFAULT_FUSION, FusionConfig
 from langchain_tiered_memory.stores.plan import Planner
 from langchain_tiered_memory.stores.requests import Hit, QueryBatch, Retrieve
 from langchain_tiered_memory.stores.search import fuse_hybrid, search_pages
+from langchain_tiered_memory.testing.fakes import HashingEmbeddings
 
 NS = ("docs", "alice")
 

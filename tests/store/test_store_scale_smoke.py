@@ -91,7 +91,7 @@ def test_hnsw_links_quick_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]
 def _target_facts(path: Path, facts: list[str]) -> None:
     """A memory directory where user ``target`` holds ``facts`` (384-d hashing embeddings)."""
     from langchain_tiered_memory import TieredMemory
-    from langchain_tiered_memory.fakes import HashingEmbeddings
+    from langchain_tiered_memory.testing.fakes import HashingEmbeddings
 
     memory = TieredMemory.open(path, embeddings=HashingEmbeddings(size=384), durable_writes=False)
     for fact in facts:

@@ -16,9 +16,10 @@ from typing import Any
 import pytest
 from store_support import record_queries
 
-from langchain_tiered_memory.fakes import HashingEmbeddings
-from langchain_tiered_memory.stores import QdrantMemoryStore, engine_edge
+from langchain_tiered_memory.stores import QdrantMemoryStore
+from langchain_tiered_memory.stores.edge import engine as engine_edge
 from langchain_tiered_memory.stores.requests import Query
+from langchain_tiered_memory.testing.fakes import HashingEmbeddings
 
 DIMS = 32
 

@@ -23,8 +23,8 @@ from qdrant_client import QdrantClient
 from store_support import record_queries
 
 from langchain_tiered_memory.errors import ConfigurationError
-from langchain_tiered_memory.fakes import HashingEmbeddings
-from langchain_tiered_memory.stores import QdrantMemoryStore, engine_client, engine_edge
+from langchain_tiered_memory.stores import QdrantMemoryStore, engine_client
+from langchain_tiered_memory.stores.edge import engine as engine_edge
 from langchain_tiered_memory.stores.filters import Where, fields_present, value_filter
 from langchain_tiered_memory.stores.requests import Estimate, Query
 from langchain_tiered_memory.stores.search_walk import (
@@ -33,6 +33,7 @@ from langchain_tiered_memory.stores.search_walk import (
     choose,
     estimates,
 )
+from langchain_tiered_memory.testing.fakes import HashingEmbeddings
 
 DIMS = 32
 

@@ -8,11 +8,11 @@ from langchain_core.messages import BaseMessage
 from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder
 from langchain_core.runnables.history import RunnableWithMessageHistory
 
-from langchain_tiered_memory.adapters import (
+from langchain_tiered_memory.integrations import (
     BufferedChatMessageHistory,
     create_session_history_factory,
 )
-from langchain_tiered_memory.fakes import ScriptedChatModel
+from langchain_tiered_memory.testing.fakes import ScriptedChatModel
 from langchain_tiered_memory.tiers.working import (
     SUMMARY_MESSAGE_ID,
     ConversationBuffer,

@@ -8,7 +8,7 @@ from langchain_classic.chains import ConversationChain, LLMChain
 from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder
 
 from langchain_tiered_memory.errors import ConfigurationError, InvalidInputError
-from langchain_tiered_memory.fakes import ScriptedChatModel
+from langchain_tiered_memory.testing.fakes import ScriptedChatModel
 from langchain_tiered_memory.tiers.working import (
     ConversationBuffer,
     PriorityTruncationBuffer,
@@ -33,7 +33,7 @@ def buffers() -> list[WorkingBuffer]:
 
 @pytest.mark.parametrize("buffer", buffers(), ids=lambda b: type(b).__name__)
 def test_conversation_chain_takes_the_buffer_as_drop_in_memory(buffer: WorkingBuffer) -> None:
-    from langchain_tiered_memory.adapters import WorkingBufferMemory
+    from langchain_tiered_memory.integrations import WorkingBufferMemory
 
     model = ScriptedChatModel(default="fine " * 5)
     memory = WorkingBufferMemory(buffer=buffer)
@@ -48,7 +48,7 @@ def test_conversation_chain_takes_the_buffer_as_drop_in_memory(buffer: WorkingBu
 
 
 def test_llm_chain_with_message_memory_and_async() -> None:
-    from langchain_tiered_memory.adapters import WorkingBufferMemory
+    from langchain_tiered_memory.integrations import WorkingBufferMemory
 
     prompt = ChatPromptTemplate.from_messages(
         [MessagesPlaceholder("chat"), ("human", "{question}")]
@@ -64,7 +64,7 @@ def test_llm_chain_with_message_memory_and_async() -> None:
 
 
 async def test_async_save_context_uses_the_async_model() -> None:
-    from langchain_tiered_memory.adapters import WorkingBufferMemory
+    from langchain_tiered_memory.integrations import WorkingBufferMemory
 
     summarizer = ScriptedChatModel(default="summary")
     buffer = SlidingWindowSummaryBuffer(summarizer, max_tokens=150, recent_window=2)
@@ -79,7 +79,7 @@ async def test_async_save_context_uses_the_async_model() -> None:
 
 
 def test_ambiguous_output_and_wrong_buffer_are_errors_with_a_fix() -> None:
-    from langchain_tiered_memory.adapters import WorkingBufferMemory
+    from langchain_tiered_memory.integrations import WorkingBufferMemory
 
     memory = WorkingBufferMemory()
     with pytest.raises(InvalidInputError, match="output_key"):
@@ -91,15 +91,15 @@ def test_ambiguous_output_and_wrong_buffer_are_errors_with_a_fix() -> None:
 def test_missing_classic_extra_names_the_install_command(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import langchain_tiered_memory.adapters as adapters
+    import langchain_tiered_memory.integrations as adapters
 
     monkeypatch.setitem(sys.modules, "langchain_classic", None)
     monkeypatch.setitem(sys.modules, "langchain_classic.base_memory", None)
-    monkeypatch.delitem(sys.modules, "langchain_tiered_memory.adapters.classic_memory", False)
+    monkeypatch.delitem(sys.modules, "langchain_tiered_memory.integrations.classic_memory", False)
     monkeypatch.delitem(adapters.__dict__, "WorkingBufferMemory", False)
     with pytest.raises(
         ConfigurationError, match=r'pip install "langchain-tiered-memory\[classic\]"'
     ):
         adapters.WorkingBufferMemory  # noqa: B018
     # The chat-history adapter does not need the extra.
-    assert importlib.import_module("langchain_tiered_memory.adapters.chat_history")
+    assert importlib.import_module("langchain_tiered_memory.integrations.chat_history")

@@ -13,11 +13,11 @@ from langchain_core.tools import tool
 from langgraph.store.memory import InMemoryStore
 
 from langchain_tiered_memory import TieredMemory
-from langchain_tiered_memory.agent import create_memory_agent
 from langchain_tiered_memory.errors import ConfigurationError
-from langchain_tiered_memory.fakes import HashingEmbeddings, ScriptedChatModel
-from langchain_tiered_memory.nodes import MEMORY_MESSAGE_ID, ConsolidationScheduler
-from langchain_tiered_memory.offline_model import OfflineChatModel
+from langchain_tiered_memory.integrations.agent import create_memory_agent
+from langchain_tiered_memory.integrations.nodes import MEMORY_MESSAGE_ID, ConsolidationScheduler
+from langchain_tiered_memory.testing.fakes import HashingEmbeddings, ScriptedChatModel
+from langchain_tiered_memory.testing.offline_model import OfflineChatModel
 from langchain_tiered_memory.user_memory import UserMemory
 
 

@@ -7,8 +7,8 @@ from langgraph.store.memory import InMemoryStore
 from syrupy.assertion import SnapshotAssertion
 
 from langchain_tiered_memory import TieredMemory
-from langchain_tiered_memory.agent import create_memory_agent
-from langchain_tiered_memory.offline_model import OfflineChatModel
+from langchain_tiered_memory.integrations.agent import create_memory_agent
+from langchain_tiered_memory.testing.offline_model import OfflineChatModel
 
 
 def edges(agent: object) -> list[tuple[str, str, bool]]:

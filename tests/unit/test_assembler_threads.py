@@ -13,7 +13,7 @@ from langgraph.store.base import BaseStore, Op, Result
 from langgraph.store.memory import InMemoryStore
 
 from langchain_tiered_memory import QdrantMemoryStore, TieredMemory
-from langchain_tiered_memory.fakes import HashingEmbeddings
+from langchain_tiered_memory.testing.fakes import HashingEmbeddings
 
 
 class _SerialStore(InMemoryStore):

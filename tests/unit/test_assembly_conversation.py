@@ -8,7 +8,7 @@ from datetime import datetime, timezone
 from langgraph.store.memory import InMemoryStore
 
 from langchain_tiered_memory import AssemblyConfig, TieredMemory
-from langchain_tiered_memory.fakes import HashingEmbeddings
+from langchain_tiered_memory.testing.fakes import HashingEmbeddings
 
 MAY8 = datetime(2023, 5, 8, 13, 56, tzinfo=timezone.utc)
 

@@ -24,8 +24,8 @@ from langchain_tiered_memory import (
     ToolUsageRecord,
 )
 from langchain_tiered_memory.export_import import RestoreOp, write_records
-from langchain_tiered_memory.fakes import FakeClock, HashingEmbeddings
-from langchain_tiered_memory.tiers.scope import MemoryScope
+from langchain_tiered_memory.testing.fakes import FakeClock, HashingEmbeddings
+from langchain_tiered_memory.tiers.common.scope import MemoryScope
 
 QUIET = EpisodicConfig(access_flush_seconds=None)  # no timer thread: accesses flush when asked
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from langchain_tiered_memory import Episode, TieredMemory
-from langchain_tiered_memory.cli import main
+from langchain_tiered_memory.cli.commands import main
 
 pytestmark = pytest.mark.integration
 

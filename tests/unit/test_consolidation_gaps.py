@@ -23,8 +23,8 @@ from langgraph.store.memory import InMemoryStore
 
 from langchain_tiered_memory import Episode, Outcome, TieredMemory, ToolUsageRecord
 from langchain_tiered_memory.consolidation import ConsolidationReport, ForgettingPolicy
-from langchain_tiered_memory.fakes import FakeClock, HashingEmbeddings
-from langchain_tiered_memory.tiers.semantic_models import Fact
+from langchain_tiered_memory.testing.fakes import FakeClock, HashingEmbeddings
+from langchain_tiered_memory.tiers.semantic.models import Fact
 from langchain_tiered_memory.user_memory import UserMemory
 
 WAIT = 60.0

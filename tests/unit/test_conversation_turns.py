@@ -10,16 +10,16 @@ from langgraph.store.memory import InMemoryStore
 
 from langchain_tiered_memory import TieredMemory
 from langchain_tiered_memory.errors import ConfigurationError, InvalidInputError
-from langchain_tiered_memory.fakes import HashingEmbeddings
-from langchain_tiered_memory.retrieval import EnrichConfig, TimeBoost
-from langchain_tiered_memory.tiers.conversation_turns import (
+from langchain_tiered_memory.testing.fakes import HashingEmbeddings
+from langchain_tiered_memory.tiers.common.scope import MemoryScope
+from langchain_tiered_memory.tiers.turns.defaults import EnrichConfig, TimeBoost
+from langchain_tiered_memory.tiers.turns.memory import (
     DENSE_FIELD,
     LEXICAL_FIELD,
     ConversationTurn,
     ConversationTurns,
     TurnsConfig,
 )
-from langchain_tiered_memory.tiers.scope import MemoryScope
 
 MAY = datetime(2023, 5, 8, 13, 56, tzinfo=timezone.utc)
 JULY = datetime(2023, 7, 14, 10, 0, tzinfo=timezone.utc)

@@ -6,7 +6,7 @@ import pytest
 from langgraph.store.memory import InMemoryStore
 
 from langchain_tiered_memory import TieredMemory, TokenCounter
-from langchain_tiered_memory.demo import (
+from langchain_tiered_memory.cli.demo import (
     STORIES,
     AgentRunner,
     ModelRunner,
@@ -18,8 +18,8 @@ from langchain_tiered_memory.demo import (
     render_table,
     run_demo,
 )
-from langchain_tiered_memory.fakes import HashingEmbeddings
-from langchain_tiered_memory.offline_model import OfflineChatModel
+from langchain_tiered_memory.testing.fakes import HashingEmbeddings
+from langchain_tiered_memory.testing.offline_model import OfflineChatModel
 
 # What session 2 can only know from session 1, per story.
 LESSONS = {

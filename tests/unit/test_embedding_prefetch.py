@@ -13,7 +13,7 @@ from langchain_core.embeddings import Embeddings
 
 from langchain_tiered_memory import QdrantMemoryStore, TieredMemory, ToolUsageRecord
 from langchain_tiered_memory.embedding_cache import CachedEmbeddings
-from langchain_tiered_memory.fakes import HashingEmbeddings
+from langchain_tiered_memory.testing.fakes import HashingEmbeddings
 
 DIMS = 32
 

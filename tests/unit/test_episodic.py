@@ -15,12 +15,12 @@ from test_episodic_support import (  # noqa: F401 (fixtures)
 )
 
 from langchain_tiered_memory.errors import ConfigurationError, InvalidInputError
-from langchain_tiered_memory.fakes import FakeClock
-from langchain_tiered_memory.tiers.episodic import EpisodicConfig, EpisodicMemory
-from langchain_tiered_memory.tiers.episodic_models import Episode, Outcome, TrajectoryStep
-from langchain_tiered_memory.tiers.episodic_payload import episodes_namespace
-from langchain_tiered_memory.tiers.ranking import RankingConfig
-from langchain_tiered_memory.tiers.scope import MemoryScope
+from langchain_tiered_memory.testing.fakes import FakeClock
+from langchain_tiered_memory.tiers.common.ranking import RankingConfig
+from langchain_tiered_memory.tiers.common.scope import MemoryScope
+from langchain_tiered_memory.tiers.episodic.memory import EpisodicConfig, EpisodicMemory
+from langchain_tiered_memory.tiers.episodic.models import Episode, Outcome, TrajectoryStep
+from langchain_tiered_memory.tiers.episodic.payload import episodes_namespace
 
 
 def ep(task: str, outcome: str = "success", *, hours_ago: float = 0.0, **kw: object) -> Episode:

@@ -28,14 +28,14 @@ from test_episodic_support import (  # noqa: F401 (fixtures)
 
 from langchain_tiered_memory.consolidation.policy import ForgettingPolicy, RetentionCandidate
 from langchain_tiered_memory.errors import BackendError, ConfigurationError
-from langchain_tiered_memory.fakes import FakeClock
-from langchain_tiered_memory.tiers.episodic import EpisodicConfig, EpisodicMemory
-from langchain_tiered_memory.tiers.episodic_models import Episode
-from langchain_tiered_memory.tiers.record_access import (
+from langchain_tiered_memory.testing.fakes import FakeClock
+from langchain_tiered_memory.tiers.common.access import (
     aflush_access_buffers,
     flush_access_buffers,
 )
-from langchain_tiered_memory.tiers.scope import MemoryScope
+from langchain_tiered_memory.tiers.common.scope import MemoryScope
+from langchain_tiered_memory.tiers.episodic.memory import EpisodicConfig, EpisodicMemory
+from langchain_tiered_memory.tiers.episodic.models import Episode
 
 QUIET = EpisodicConfig(access_flush_seconds=None)  # no timer thread: writes only when asked
 

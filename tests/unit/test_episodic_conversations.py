@@ -7,12 +7,12 @@ from langgraph.store.base import BaseStore
 from test_episodic_support import fake_clock, qdrant_store, scope, store  # noqa: F401 (fixtures)
 
 from langchain_tiered_memory.errors import InvalidInputError
-from langchain_tiered_memory.fakes import FakeClock, ScriptedChatModel
-from langchain_tiered_memory.tiers.episodic_conversations import (
+from langchain_tiered_memory.testing.fakes import FakeClock, ScriptedChatModel
+from langchain_tiered_memory.tiers.common.scope import MemoryScope
+from langchain_tiered_memory.tiers.episodic.conversations import (
     ConversationIndex,
     extract_keywords,
 )
-from langchain_tiered_memory.tiers.scope import MemoryScope
 
 T0 = datetime(2026, 1, 1, 9, tzinfo=timezone.utc)
 

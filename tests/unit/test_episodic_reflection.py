@@ -4,11 +4,15 @@ from langgraph.store.base import BaseStore
 from test_episodic_support import qdrant_store, scope, store  # noqa: F401 (fixtures)
 
 from langchain_tiered_memory.errors import ExtractionError, InvalidInputError
-from langchain_tiered_memory.fakes import ScriptedChatModel
-from langchain_tiered_memory.tiers.episodic import EpisodicConfig, EpisodicMemory
-from langchain_tiered_memory.tiers.episodic_models import Episode, ReflectionStatus, TrajectoryStep
-from langchain_tiered_memory.tiers.reflection import EpisodeReflector, PatternSynthesis, Reflection
-from langchain_tiered_memory.tiers.scope import MemoryScope
+from langchain_tiered_memory.testing.fakes import ScriptedChatModel
+from langchain_tiered_memory.tiers.common.scope import MemoryScope
+from langchain_tiered_memory.tiers.episodic.memory import EpisodicConfig, EpisodicMemory
+from langchain_tiered_memory.tiers.episodic.models import Episode, ReflectionStatus, TrajectoryStep
+from langchain_tiered_memory.tiers.episodic.reflection import (
+    EpisodeReflector,
+    PatternSynthesis,
+    Reflection,
+)
 
 GOOD = {
     "what_worked": "Reading the changelog",

@@ -19,9 +19,9 @@ import pytest
 from langgraph.store.base import BaseStore, IndexConfig, Op, Result
 from langgraph.store.memory import InMemoryStore
 
-from langchain_tiered_memory.fakes import FakeClock, HashingEmbeddings
-from langchain_tiered_memory.tiers.record_access import flush_access_buffers
-from langchain_tiered_memory.tiers.scope import MemoryScope
+from langchain_tiered_memory.testing.fakes import FakeClock, HashingEmbeddings
+from langchain_tiered_memory.tiers.common.access import flush_access_buffers
+from langchain_tiered_memory.tiers.common.scope import MemoryScope
 
 DIMS = 384
 STORE_KINDS = ["inmemory", "qdrant"]

@@ -21,9 +21,9 @@ from langgraph.store.base import PutOp
 from langgraph.store.memory import InMemoryStore
 
 from langchain_tiered_memory.errors import BackendError
-from langchain_tiered_memory.tiers.event_fold import CompactEvent, EventKind, pack
-from langchain_tiered_memory.tiers.event_log import EventLog
-from langchain_tiered_memory.tiers.records import Plan, StoreOps, run_plan
+from langchain_tiered_memory.tiers.common.event_fold import CompactEvent, EventKind, pack
+from langchain_tiered_memory.tiers.common.event_log import EventLog
+from langchain_tiered_memory.tiers.common.records import Plan, StoreOps, run_plan
 
 
 class IdTally:

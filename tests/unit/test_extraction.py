@@ -9,14 +9,14 @@ import pytest
 from langchain_core.runnables import RunnableLambda
 
 from langchain_tiered_memory.errors import InvalidInputError
-from langchain_tiered_memory.fakes import ScriptedChatModel
-from langchain_tiered_memory.tiers.extraction import (
+from langchain_tiered_memory.testing.fakes import ScriptedChatModel
+from langchain_tiered_memory.tiers.semantic.extraction import (
     EntityFactExtractor,
     ExtractionOutput,
     HeuristicFactExtractor,
     resolve_entity_id,
 )
-from langchain_tiered_memory.tiers.semantic_models import Entity
+from langchain_tiered_memory.tiers.semantic.models import Entity
 
 T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
 

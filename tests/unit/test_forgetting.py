@@ -5,8 +5,8 @@ from langgraph.store.memory import InMemoryStore
 
 from langchain_tiered_memory.consolidation import ForgettingPolicy, MemoryTrash, RetentionCandidate
 from langchain_tiered_memory.errors import ConfigurationError
-from langchain_tiered_memory.fakes import FakeClock
-from langchain_tiered_memory.tiers.scope import MemoryScope
+from langchain_tiered_memory.testing.fakes import FakeClock
+from langchain_tiered_memory.tiers.common.scope import MemoryScope
 
 NOW = datetime(2026, 6, 1, tzinfo=timezone.utc)
 

@@ -12,8 +12,8 @@ from langgraph.store.memory import InMemoryStore
 
 from langchain_tiered_memory import Episode, EpisodicConfig, TieredMemory
 from langchain_tiered_memory.export_import import RestoreOp, write_records
-from langchain_tiered_memory.fakes import FakeClock, HashingEmbeddings
-from langchain_tiered_memory.tiers.scope import MemoryScope
+from langchain_tiered_memory.testing.fakes import FakeClock, HashingEmbeddings
+from langchain_tiered_memory.tiers.common.scope import MemoryScope
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=timezone.utc)
 

@@ -11,8 +11,8 @@ from langgraph.store.memory import InMemoryStore
 
 from langchain_tiered_memory import InvalidInputError, TieredMemory
 from langchain_tiered_memory.embedding_cache import CachedEmbeddings, clear_embedding_cache
-from langchain_tiered_memory.fakes import HashingEmbeddings
 from langchain_tiered_memory.memory import DELETIONS_NAMESPACE
+from langchain_tiered_memory.testing.fakes import HashingEmbeddings
 
 BLANK = ["", "   ", "\n\t ", "\u2028"]
 SECRET_QUERY = "where does my ex-partner Zorblatt live now"

@@ -14,11 +14,11 @@ from langchain_core.messages import SystemMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
 from langchain_tiered_memory import TieredMemory
-from langchain_tiered_memory.adapters.middleware import TieredMemoryMiddleware
 from langchain_tiered_memory.errors import ConfigurationError
-from langchain_tiered_memory.fakes import HashingEmbeddings, ScriptedChatModel
-from langchain_tiered_memory.nodes import MEMORY_MESSAGE_ID, MemoryAgentContext
-from langchain_tiered_memory.offline_model import OfflineChatModel
+from langchain_tiered_memory.integrations.middleware import TieredMemoryMiddleware
+from langchain_tiered_memory.integrations.nodes import MEMORY_MESSAGE_ID, MemoryAgentContext
+from langchain_tiered_memory.testing.fakes import HashingEmbeddings, ScriptedChatModel
+from langchain_tiered_memory.testing.offline_model import OfflineChatModel
 
 
 @pytest.fixture
@@ -131,8 +131,8 @@ def test_missing_langchain_extra_names_the_install_command(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setitem(sys.modules, "langchain.agents.middleware.types", None)
-    monkeypatch.delitem(sys.modules, "langchain_tiered_memory.adapters.middleware", False)
+    monkeypatch.delitem(sys.modules, "langchain_tiered_memory.integrations.middleware", False)
     with pytest.raises(
         ConfigurationError, match=r'pip install "langchain-tiered-memory\[agents\]"'
     ):
-        importlib.import_module("langchain_tiered_memory.adapters.middleware")
+        importlib.import_module("langchain_tiered_memory.integrations.middleware")

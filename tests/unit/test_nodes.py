@@ -22,8 +22,7 @@ from langgraph.store.memory import InMemoryStore
 
 from langchain_tiered_memory import TieredMemory
 from langchain_tiered_memory.errors import ConfigurationError, TokenBudgetError
-from langchain_tiered_memory.fakes import FakeClock, HashingEmbeddings, ScriptedChatModel
-from langchain_tiered_memory.nodes import (
+from langchain_tiered_memory.integrations.nodes import (
     MEMORY_MESSAGE_ID,
     ConsolidationScheduler,
     MemoryAgentContext,
@@ -35,8 +34,9 @@ from langchain_tiered_memory.nodes import (
     reflect_turn,
     resolve_user,
 )
-from langchain_tiered_memory.nodes.state import current_turn
-from langchain_tiered_memory.offline_model import OfflineChatModel
+from langchain_tiered_memory.integrations.nodes.state import current_turn
+from langchain_tiered_memory.testing.fakes import FakeClock, HashingEmbeddings, ScriptedChatModel
+from langchain_tiered_memory.testing.offline_model import OfflineChatModel
 
 
 @pytest.fixture

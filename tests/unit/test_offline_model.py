@@ -5,10 +5,10 @@ from langchain_core.tools import tool
 from pydantic import BaseModel
 
 from langchain_tiered_memory.assembly import MemoryItem, pack_items
+from langchain_tiered_memory.chat_models import load_chat_model
 from langchain_tiered_memory.errors import ConfigurationError
-from langchain_tiered_memory.offline_model import (
+from langchain_tiered_memory.testing.offline_model import (
     OfflineChatModel,
-    load_chat_model,
     parse_memory_frames,
 )
 from langchain_tiered_memory.tokens import TokenCounter

@@ -9,7 +9,7 @@ from langgraph.store.memory import InMemoryStore
 from langchain_tiered_memory import Episode, TieredMemory
 from langchain_tiered_memory.consolidation import ForgettingPolicy
 from langchain_tiered_memory.errors import InvalidInputError
-from langchain_tiered_memory.fakes import FakeClock
+from langchain_tiered_memory.testing.fakes import FakeClock
 from langchain_tiered_memory.user_memory import UserMemory
 
 

@@ -21,16 +21,16 @@ from test_episodic_support import (  # noqa: F401 (fixtures)
 )
 
 from langchain_tiered_memory.errors import ConfigurationError, InvalidInputError
-from langchain_tiered_memory.fakes import FakeClock
-from langchain_tiered_memory.tiers.procedural import ProceduralConfig, ProceduralMemory
-from langchain_tiered_memory.tiers.procedural_models import Strategy, ToolUsageRecord
-from langchain_tiered_memory.tiers.procedural_text import (
+from langchain_tiered_memory.testing.fakes import FakeClock
+from langchain_tiered_memory.tiers.common.scope import MemoryScope
+from langchain_tiered_memory.tiers.procedural.memory import ProceduralConfig, ProceduralMemory
+from langchain_tiered_memory.tiers.procedural.models import Strategy, ToolUsageRecord
+from langchain_tiered_memory.tiers.procedural.text import (
     REDACTED,
     is_secret_name,
     normalize_error,
     redact_parameters,
 )
-from langchain_tiered_memory.tiers.scope import MemoryScope
 
 
 def use(tool: str, ok: bool, ms: float = 10.0, err: str = "", **params: object) -> ToolUsageRecord:

@@ -23,11 +23,11 @@ from test_episodic_support import (  # noqa: F401 (fixtures)
 )
 
 from langchain_tiered_memory.errors import BackendError, ConfigurationError
-from langchain_tiered_memory.fakes import FakeClock
-from langchain_tiered_memory.tiers.procedural import ProceduralConfig, ProceduralMemory
-from langchain_tiered_memory.tiers.procedural_models import ToolUsageRecord
-from langchain_tiered_memory.tiers.procedural_stats import aggregate_tool_events, tool_event_value
-from langchain_tiered_memory.tiers.scope import MemoryScope
+from langchain_tiered_memory.testing.fakes import FakeClock
+from langchain_tiered_memory.tiers.common.scope import MemoryScope
+from langchain_tiered_memory.tiers.procedural.memory import ProceduralConfig, ProceduralMemory
+from langchain_tiered_memory.tiers.procedural.models import ToolUsageRecord
+from langchain_tiered_memory.tiers.procedural.stats import aggregate_tool_events, tool_event_value
 
 ON_DEMAND = ProceduralConfig(compact_after=None)
 

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from langchain_tiered_memory.tiers.procedural_models import ErrorPattern, Strategy, ToolGuidance
-from langchain_tiered_memory.tiers.procedural_text import (
+from langchain_tiered_memory.tiers.procedural.models import ErrorPattern, Strategy, ToolGuidance
+from langchain_tiered_memory.tiers.procedural.text import (
     preference_line,
     render_injection,
     strategy_line,

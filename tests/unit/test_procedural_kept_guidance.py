@@ -16,10 +16,10 @@ from langgraph.store.base import BaseStore, Result
 from test_episodic_support import open_qdrant
 
 from langchain_tiered_memory import TieredMemory
-from langchain_tiered_memory.fakes import HashingEmbeddings
-from langchain_tiered_memory.tiers.procedural import ProceduralMemory
-from langchain_tiered_memory.tiers.procedural_models import ToolUsageRecord
-from langchain_tiered_memory.tiers.scope import MemoryScope
+from langchain_tiered_memory.testing.fakes import HashingEmbeddings
+from langchain_tiered_memory.tiers.common.scope import MemoryScope
+from langchain_tiered_memory.tiers.procedural.memory import ProceduralMemory
+from langchain_tiered_memory.tiers.procedural.models import ToolUsageRecord
 
 
 def use(tool: str, ok: bool, err: str = "") -> ToolUsageRecord:

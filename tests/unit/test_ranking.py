@@ -5,7 +5,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from langchain_tiered_memory.errors import ConfigurationError
-from langchain_tiered_memory.tiers.ranking import (
+from langchain_tiered_memory.tiers.common.ranking import (
     RankingConfig,
     rank_candidates,
     recency_score,

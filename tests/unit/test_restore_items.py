@@ -19,9 +19,9 @@ from langchain_tiered_memory.export_import import (
     parse_record,
     write_records,
 )
-from langchain_tiered_memory.fakes import HashingEmbeddings
 from langchain_tiered_memory.stores import QdrantMemoryStore
 from langchain_tiered_memory.stores.restore import RestoreOp
+from langchain_tiered_memory.testing.fakes import HashingEmbeddings
 
 NS = ("tiered_memory", "alice", "semantic", "facts")
 T0 = datetime(2024, 3, 1, 12, 0, tzinfo=timezone.utc)

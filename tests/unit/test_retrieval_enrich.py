@@ -3,13 +3,13 @@ from datetime import datetime
 import pytest
 
 from langchain_tiered_memory.errors import ConfigurationError
-from langchain_tiered_memory.retrieval.enrich import (
+from langchain_tiered_memory.tiers.turns.enrich import (
     EnrichConfig,
     Utterance,
     format_date,
     index_texts,
 )
-from langchain_tiered_memory.retrieval.summarize import extractive_summary
+from langchain_tiered_memory.tiers.turns.summarize import extractive_summary
 
 D1 = datetime(2023, 5, 8, 13, 56)
 D2 = datetime(2023, 6, 1, 9, 5)

@@ -3,14 +3,14 @@ import math
 import pytest
 
 from langchain_tiered_memory.errors import ConfigurationError
-from langchain_tiered_memory.retrieval import DEFAULT_FUSION
-from langchain_tiered_memory.retrieval.fusion import (
+from langchain_tiered_memory.stores.fusion import (
     FusionConfig,
     fuse,
     normalize_scores,
     weighted_rrf,
     weighted_score_fusion,
 )
+from langchain_tiered_memory.tiers.turns.defaults import DEFAULT_FUSION
 
 
 def test_rrf_adds_weighted_reciprocal_ranks() -> None:

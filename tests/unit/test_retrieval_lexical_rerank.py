@@ -3,14 +3,14 @@ from datetime import datetime, timedelta
 import pytest
 
 from langchain_tiered_memory.errors import ConfigurationError
-from langchain_tiered_memory.retrieval.lexical import BM25Index, analyze, stem
-from langchain_tiered_memory.retrieval.rerank import (
+from langchain_tiered_memory.tiers.turns.lexical import BM25Index, analyze, stem
+from langchain_tiered_memory.tiers.turns.rerank import (
     TimeBoost,
     apply_neighbour_boost,
     apply_time_boost,
     rerank,
 )
-from langchain_tiered_memory.retrieval.temporal import parse_time_expressions
+from langchain_tiered_memory.tiers.turns.temporal import parse_time_expressions
 
 
 @pytest.mark.parametrize(

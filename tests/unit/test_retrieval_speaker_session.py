@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from langchain_tiered_memory.errors import ConfigurationError
-from langchain_tiered_memory.retrieval import (
+from langchain_tiered_memory.tiers.turns.defaults import (
     apply_session_boost,
     apply_speaker_boost,
     name_tokens,

@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from langchain_tiered_memory.retrieval.temporal import (
+from langchain_tiered_memory.tiers.turns.temporal import (
     parse_time_expressions,
     strip_time_expressions,
     time_match,

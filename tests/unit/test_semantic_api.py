@@ -12,10 +12,10 @@ from hypothesis import strategies as st
 from langgraph.store.memory import InMemoryStore
 
 from langchain_tiered_memory.errors import ConfigurationError, InvalidInputError
-from langchain_tiered_memory.fakes import FakeClock, HashingEmbeddings
-from langchain_tiered_memory.tiers.scope import MemoryScope
-from langchain_tiered_memory.tiers.semantic import SemanticMemory
-from langchain_tiered_memory.tiers.semantic_models import SemanticMemoryConfig
+from langchain_tiered_memory.testing.fakes import FakeClock, HashingEmbeddings
+from langchain_tiered_memory.tiers.common.scope import MemoryScope
+from langchain_tiered_memory.tiers.semantic.memory import SemanticMemory
+from langchain_tiered_memory.tiers.semantic.models import SemanticMemoryConfig
 
 
 def _store() -> InMemoryStore:

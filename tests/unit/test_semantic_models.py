@@ -9,12 +9,12 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from langchain_tiered_memory.fakes import ScriptedChatModel
-from langchain_tiered_memory.tiers.semantic_consistency import (
+from langchain_tiered_memory.testing.fakes import ScriptedChatModel
+from langchain_tiered_memory.tiers.semantic.consistency import (
     HeuristicConsistencyJudge,
     LLMConsistencyJudge,
 )
-from langchain_tiered_memory.tiers.semantic_models import (
+from langchain_tiered_memory.tiers.semantic.models import (
     Entity,
     Fact,
     normalize_value,

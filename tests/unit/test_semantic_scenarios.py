@@ -16,9 +16,9 @@ from langchain_core.messages import BaseMessage
 from langgraph.store.base import BaseStore
 from langgraph.store.memory import InMemoryStore
 
-from langchain_tiered_memory.fakes import FakeClock, HashingEmbeddings, ScriptedChatModel
-from langchain_tiered_memory.tiers.scope import MemoryScope
-from langchain_tiered_memory.tiers.semantic import SemanticMemory
+from langchain_tiered_memory.testing.fakes import FakeClock, HashingEmbeddings, ScriptedChatModel
+from langchain_tiered_memory.tiers.common.scope import MemoryScope
+from langchain_tiered_memory.tiers.semantic.memory import SemanticMemory
 
 FIELDS = ["content", "search_text"]
 
@@ -38,7 +38,7 @@ def qdrant_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BaseStore
     try:
         yield qdrant
     finally:
-        from langchain_tiered_memory.tiers.record_access import flush_access_buffers
+        from langchain_tiered_memory.tiers.common.access import flush_access_buffers
 
         flush_access_buffers(qdrant)  # retrievals' access counts, written before closing
         qdrant.close()

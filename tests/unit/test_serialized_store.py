@@ -12,8 +12,8 @@ from langgraph.store.base import BaseStore, Op, Result
 from langgraph.store.memory import InMemoryStore
 
 from langchain_tiered_memory import Episode, Outcome, TieredMemory
-from langchain_tiered_memory.fakes import HashingEmbeddings
 from langchain_tiered_memory.stores.serialized import SerializedStore, thread_safe, unwrap
+from langchain_tiered_memory.testing.fakes import HashingEmbeddings
 
 
 class _Overlap(InMemoryStore):

@@ -9,12 +9,12 @@ import pytest
 from langgraph.store.memory import InMemoryStore
 
 from langchain_tiered_memory.errors import ConfigurationError, InvalidInputError
-from langchain_tiered_memory.fakes import FakeClock, HashingEmbeddings
-from langchain_tiered_memory.tiers.episodic import EpisodicMemory
-from langchain_tiered_memory.tiers.episodic_conversations import ConversationIndex
-from langchain_tiered_memory.tiers.episodic_models import Episode
-from langchain_tiered_memory.tiers.procedural import ProceduralMemory
-from langchain_tiered_memory.tiers.scope import MemoryScope
+from langchain_tiered_memory.testing.fakes import FakeClock, HashingEmbeddings
+from langchain_tiered_memory.tiers.common.scope import MemoryScope
+from langchain_tiered_memory.tiers.episodic.conversations import ConversationIndex
+from langchain_tiered_memory.tiers.episodic.memory import EpisodicMemory
+from langchain_tiered_memory.tiers.episodic.models import Episode
+from langchain_tiered_memory.tiers.procedural.memory import ProceduralMemory
 
 TIERS = [EpisodicMemory, ProceduralMemory, ConversationIndex]
 

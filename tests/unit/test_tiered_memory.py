@@ -21,7 +21,7 @@ from langchain_tiered_memory import (
     TrajectoryStep,
 )
 from langchain_tiered_memory.consolidation import ForgettingPolicy
-from langchain_tiered_memory.fakes import FakeClock, HashingEmbeddings
+from langchain_tiered_memory.testing.fakes import FakeClock, HashingEmbeddings
 
 COUNTER = TokenCounter()
 

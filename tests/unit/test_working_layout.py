@@ -6,7 +6,7 @@ from langchain_core.tools import tool
 
 from langchain_tiered_memory.errors import TokenBudgetError
 from langchain_tiered_memory.tiers.working import ContextWindowBudget
-from langchain_tiered_memory.tiers.working_layout import SECTIONS
+from langchain_tiered_memory.tiers.working.layout import SECTIONS
 from langchain_tiered_memory.tokens import TokenCounter
 
 COUNTER = TokenCounter()

@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
-from langchain_tiered_memory.fakes import ScriptedChatModel
+from langchain_tiered_memory.testing.fakes import ScriptedChatModel
 from langchain_tiered_memory.tiers.working import (
     SUMMARY_MESSAGE_ID,
     ContextWindowBudget,

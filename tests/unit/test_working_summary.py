@@ -7,14 +7,14 @@ import pytest
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
 from langchain_tiered_memory.errors import ConfigurationError, ExtractionError
-from langchain_tiered_memory.fakes import ScriptedChatModel
+from langchain_tiered_memory.testing.fakes import ScriptedChatModel
 from langchain_tiered_memory.tiers.working import (
     SUMMARY_MESSAGE_ID,
     SlidingWindowSummaryBuffer,
     SummarizationTimeoutError,
     Summarizer,
 )
-from langchain_tiered_memory.tiers.working_summary import build_summary_prompt
+from langchain_tiered_memory.tiers.working.summary import build_summary_prompt
 from langchain_tiered_memory.tokens import TokenCounter
 
 COUNTER = TokenCounter()

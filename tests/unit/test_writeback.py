@@ -20,12 +20,12 @@ from langchain_tiered_memory.errors import (
     StoreLockedError,
     WriteBackError,
 )
-from langchain_tiered_memory.writeback import (
+from langchain_tiered_memory.writeback.ops import RetryPolicy, WriteOp
+from langchain_tiered_memory.writeback.writer import (
     AsyncMemoryWriter,
     DurableMemoryWriter,
     WriteBackTimeoutError,
 )
-from langchain_tiered_memory.writeback_ops import RetryPolicy, WriteOp
 
 FAST = RetryPolicy(initial_interval=0.002, max_interval=0.01, max_attempts=3, jitter=False)
 NS = ("tiered_memory", "alice", "_", "semantic")
@@ -182,7 +182,7 @@ def test_permanent_failure_becomes_a_visible_dead_letter(
 ) -> None:
     store = FlakyStore(poisoned={"bad"})
     with (
-        caplog.at_level(logging.WARNING, logger="langchain_tiered_memory.writeback"),
+        caplog.at_level(logging.WARNING, logger="langchain_tiered_memory.writeback.writer"),
         DurableMemoryWriter(store, tmp_path, retry=FAST) as w,
     ):
         w.submit_put(NS, "bad", {"v": 1})

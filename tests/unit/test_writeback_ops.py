@@ -8,7 +8,7 @@ import pytest
 from langgraph.types import RetryPolicy as LangGraphRetryPolicy
 
 from langchain_tiered_memory.errors import ConfigurationError, InvalidInputError
-from langchain_tiered_memory.writeback_ops import RetryPolicy, WriteOp, default_retry_on
+from langchain_tiered_memory.writeback.ops import RetryPolicy, WriteOp, default_retry_on
 
 NS = ("tiered_memory", "alice")
 

@@ -1,0 +1,584 @@
+"""The demo: the seed's three stories, two sessions each, with and without memory.
+
+The seed opens with three failures of a model without memory: it forgets a
+shellfish allergy, repeats two hours of failed deployment debugging, and calls
+a deprecated endpoint again. :func:`run_demo` replays each story on a
+:class:`~langchain_tiered_memory.TieredMemory`: session 1 writes what happened
+(through the same write-back path an agent uses), a consolidation pass runs
+between the sessions, and session 2 asks the follow-up question twice: once
+with the user's memory and once with an empty memory. :func:`render_story`
+prints what session 2 knew: the assembled context with its sections and token
+counts, and the two answers side by side.
+
+A turn is run by a :class:`SessionRunner`. :class:`ModelRunner` assembles the
+memory context with :meth:`UserMemory.build_memory_context` and calls the chat
+model once (the offline model by default); a runner over the LangGraph memory
+agent has the same shape.
+
+Example:
+    >>> import tempfile
+    >>> from langchain_tiered_memory import TieredMemory
+    >>> from langchain_tiered_memory.testing.fakes import HashingEmbeddings
+    >>> from langchain_tiered_memory.testing.offline_model import OfflineChatModel
+    >>> with TieredMemory.open(tempfile.mkdtemp(), embeddings=HashingEmbeddings()) as memory:
+    ...     results = run_demo(memory, ModelRunner(OfflineChatModel()))
+    >>> first = results[0]
+    >>> "shellfish" in first.with_memory.answer, "shellfish" in first.without_memory.answer
+    (True, False)
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import textwrap
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+from langgraph.store.memory import InMemoryStore
+
+from langchain_tiered_memory.assembly.items import MemoryContext, MemoryItem
+from langchain_tiered_memory.consolidation.consolidator import ConsolidationReport
+from langchain_tiered_memory.memory import TieredMemory
+from langchain_tiered_memory.tiers.episodic.models import Episode, Outcome, TrajectoryStep
+from langchain_tiered_memory.tiers.procedural.models import ToolUsageRecord
+
+__all__ = [
+    "DEFAULT_SYSTEM_PROMPT",
+    "STORIES",
+    "AgentRunner",
+    "ModelRunner",
+    "SessionRunner",
+    "Story",
+    "StoryResult",
+    "Turn",
+    "context_from_state",
+    "create_runner",
+    "empty_memory_like",
+    "render_story",
+    "render_table",
+    "run_demo",
+    "run_story",
+]
+
+DEFAULT_SYSTEM_PROMPT = "You are a helpful assistant with long-term memory of earlier sessions."
+
+
+# -- text tables -----------------------------------------------------------------------
+
+
+def _wrap_cell(text: str, width: int) -> list[str]:
+    lines: list[str] = []
+    for paragraph in str(text).splitlines() or [""]:
+        indent = " " * (len(paragraph) - len(paragraph.lstrip(" ")))
+        wrapped = textwrap.wrap(
+            paragraph,
+            width=max(width, 1),
+            subsequent_indent=indent + ("  " if paragraph.lstrip().startswith("- ") else ""),
+            break_long_words=True,
+            break_on_hyphens=False,
+        )
+        lines.extend(wrapped or [""])
+    return lines
+
+
+def _fit_widths(natural: list[int], available: int) -> list[int]:
+    """Shrink the widest columns until the row fits ``available`` characters."""
+    widths = list(natural)
+    while sum(widths) > available and max(widths) > 8:
+        widest = widths.index(max(widths))
+        widths[widest] -= 1
+    return widths
+
+
+def render_table(
+    headers: Sequence[str], rows: Sequence[Sequence[object]], *, width: int | None = None
+) -> str:
+    """A plain-text table whose long cells wrap to fit ``width`` (default: the terminal).
+
+    Example:
+        >>> print(render_table(["tier", "items"], [["semantic", 2], ["episodic", 1]]))
+        tier     | items
+        ---------+------
+        semantic | 2
+        episodic | 1
+    """
+    total = width or terminal_width()
+    cells = [[str(c) for c in row] for row in rows]
+    natural = [
+        max([len(h)] + [max(map(len, str(r[i]).splitlines() or [""])) for r in cells])
+        for i, h in enumerate(headers)
+    ]
+    widths = _fit_widths(natural, total - 3 * (len(headers) - 1))
+    out = [" | ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip()]
+    out.append("-+-".join("-" * w for w in widths))
+    for row in cells:
+        wrapped = [_wrap_cell(c, w) for c, w in zip(row, widths, strict=True)]
+        for n in range(max(len(w) for w in wrapped)):
+            parts = [
+                (w[n] if n < len(w) else "").ljust(wd)
+                for w, wd in zip(wrapped, widths, strict=True)
+            ]
+            out.append(" | ".join(parts).rstrip())
+    return "\n".join(out)
+
+
+def terminal_width() -> int:
+    """The terminal's width in columns (100 when unknown), at least 60."""
+    return max(60, shutil.get_terminal_size((100, 24)).columns)
+
+
+# -- stories -----------------------------------------------------------------------------
+
+
+def _deployment_episode() -> Episode:
+    steps = [
+        (
+            "A bad rollout? Restart it.",
+            "tool_call: kubectl_rollout_restart(deployment=checkout)",
+            "restart failed: pods back in CrashLoopBackOff after 40s",
+        ),
+        (
+            "Maybe the pods run out of memory.",
+            "tool_call: kubectl_set_resources(deployment=checkout, memory=2Gi)",
+            "failed: still CrashLoopBackOff, and no OOMKilled events",
+        ),
+        (
+            "Roll back to the previous release.",
+            "tool_call: helm_rollback(release=checkout, revision=41)",
+            "rollback failed: another operation is in progress",
+        ),
+        (
+            "Read what the container says before it dies.",
+            "tool_call: kubectl_logs(pod=checkout-7f9c)",
+            "DATABASE_URL is not set: secret checkout-db is not mounted by release 2.3",
+        ),
+        (
+            "Mount the secret again.",
+            "tool_call: kubectl_apply(file=checkout-db-secret.yaml)",
+            "ok: secret mounted, 3/3 pods ready",
+        ),
+    ]
+    return Episode(
+        task_description=("Fix the checkout service deployment: pods crash-loop after release 2.3"),
+        outcome=Outcome.SUCCESS,
+        trajectory=[TrajectoryStep(thought=t, action=a, observation=o) for t, a, o in steps],
+        reflection=(
+            "Read the pod logs first: the crash loop came from the DATABASE_URL secret "
+            "missing from the release; restarting, raising memory limits and helm rollback "
+            "wasted two hours."
+        ),
+        duration_seconds=2 * 3600,
+        importance=0.9,
+        tags=["deployment", "checkout", "kubernetes"],
+        session_id="session-1",
+    )
+
+
+def _endpoint_tool_uses() -> list[ToolUsageRecord]:
+    context = "Look up the status of a customer's order"
+    return [
+        ToolUsageRecord(
+            tool_name="orders_v1",
+            parameters={"order_id": "A-1001"},
+            context=context,
+            success=False,
+            execution_time_ms=180,
+            error_message="410 Gone: use orders_v2",
+            hint="call orders_v2 with the same order_id; the status is under data.status",
+        ),
+        ToolUsageRecord(
+            tool_name="orders_v2",
+            parameters={"order_id": "A-1001"},
+            context=context,
+            success=True,
+            execution_time_ms=95,
+        ),
+    ]
+
+
+@dataclass(frozen=True)
+class Story:
+    """One of the seed's stories, as two sessions of one user.
+
+    Attributes:
+        key: Short name (``allergy``, ``deployment``, ``deprecated-endpoint``).
+        title: What the story is about.
+        tier: The memory tier that carries the lesson.
+        user_id: Whose memory it is.
+        without_memory: The seed's account of what goes wrong without memory.
+        session1_message: What the user says in session 1 (a conversation turn), if anything.
+        session1_work: What the agent did in session 1, recorded as it would be
+            by the agent's write-back: an episode and/or tool uses.
+        session2_message: The follow-up in session 2.
+    """
+
+    key: str
+    title: str
+    tier: str
+    user_id: str
+    without_memory: str
+    session2_message: str
+    session1_message: str | None = None
+    episode: Callable[[], Episode] | None = None
+    tool_uses: Callable[[], list[ToolUsageRecord]] | None = None
+
+
+STORIES: tuple[Story, ...] = (
+    Story(
+        key="allergy",
+        title="The shellfish allergy",
+        tier="semantic",
+        user_id="alice",
+        without_memory="no memory of the allergy; may recommend a seafood restaurant",
+        session1_message="Hi! Before we plan anything: I'm allergic to shellfish.",
+        session2_message="Can you recommend a restaurant for dinner tonight?",
+    ),
+    Story(
+        key="deployment",
+        title="The two-hour deployment debugging",
+        tier="episodic",
+        user_id="dana",
+        without_memory="starts from scratch and repeats the failed approaches",
+        episode=_deployment_episode,
+        session2_message=(
+            "The checkout deployment is crash-looping again after today's release. "
+            "Where do I start?"
+        ),
+    ),
+    Story(
+        key="deprecated-endpoint",
+        title="The deprecated endpoint",
+        tier="procedural",
+        user_id="sam",
+        without_memory="calls the deprecated endpoint again: same error, same debugging",
+        tool_uses=_endpoint_tool_uses,
+        session2_message="Get the current status of order A-2002 for the customer.",
+    ),
+)
+"""The seed's three stories, in its order."""
+
+
+# -- running a turn ------------------------------------------------------------------------
+
+
+@dataclass
+class Turn:
+    """One turn of a session: what memory supplied and what the model answered.
+
+    Attributes:
+        answer: The model's reply.
+        context: The memory context the model was given.
+    """
+
+    answer: str
+    context: MemoryContext
+
+
+class SessionRunner(Protocol):
+    """Runs one user turn against a memory and returns the answer and its context."""
+
+    def turn(
+        self,
+        memory: TieredMemory,
+        user_id: str,
+        message: str,
+        *,
+        session_id: str,
+    ) -> Turn:
+        """Answer ``message`` for ``user_id`` in session ``session_id``, and write back."""
+        ...
+
+
+@dataclass
+class ModelRunner:
+    """A turn as the memory agent runs it, on the facade: retrieve, one model call, write back.
+
+    Args:
+        model: Any chat model (the offline model by default in the CLI).
+        token_budget: Tokens of memory context per turn.
+        system_prompt: Put before the memory context in the system message.
+
+    Example:
+        >>> from langgraph.store.memory import InMemoryStore
+        >>> from langchain_tiered_memory.testing.offline_model import OfflineChatModel
+        >>> memory = TieredMemory(InMemoryStore())
+        >>> runner = ModelRunner(OfflineChatModel())
+        >>> _ = runner.turn(memory, "bo", "I'm vegan.", session_id="s1")
+        >>> "vegan" in runner.turn(memory, "bo", "Lunch?", session_id="s2").answer.lower()
+        True
+    """
+
+    model: BaseChatModel
+    token_budget: int = 1000
+    system_prompt: str = DEFAULT_SYSTEM_PROMPT
+
+    def messages(self, context: MemoryContext, message: str) -> list[BaseMessage]:
+        """The model input: system prompt with the memory context, then the user's message."""
+        system = self.system_prompt
+        if context.text:
+            system += "\n\n" + context.text
+        return [SystemMessage(system), HumanMessage(message)]
+
+    def turn(
+        self,
+        memory: TieredMemory,
+        user_id: str,
+        message: str,
+        *,
+        session_id: str,
+    ) -> Turn:
+        """Retrieve, answer, and (off the hot path) queue the user's words for extraction."""
+        user = memory.for_user(user_id)
+        context = user.build_memory_context(message, token_budget=self.token_budget)
+        reply = self.model.invoke(self.messages(context, message))
+        user.queue_remember(message)
+        return Turn(answer=str(reply.text).strip(), context=context)
+
+
+class AgentRunner:
+    """A turn through the LangGraph memory agent (``agent.create_memory_agent``).
+
+    One compiled graph per memory; each session is its own thread, so what
+    session 2 knows of session 1 comes from long-term memory only. The graph
+    writes back after every turn (reflect, writeback); the runner waits for the
+    writes so the next session sees them.
+
+    Args:
+        model: Any chat model.
+        token_budget: Tokens of memory context per turn.
+    """
+
+    def __init__(self, model: BaseChatModel, *, token_budget: int = 1000) -> None:
+        self.model = model
+        self.token_budget = token_budget
+        self._graphs: dict[int, tuple[TieredMemory, Any]] = {}
+
+    def graph(self, memory: TieredMemory) -> Any:
+        """The compiled memory agent over ``memory`` (built once)."""
+        entry = self._graphs.get(id(memory))
+        if entry is None or entry[0] is not memory:
+            from langchain_tiered_memory.integrations.agent import create_memory_agent
+
+            graph = create_memory_agent(
+                self.model, memory=memory, token_budget=self.token_budget, consolidate_every=None
+            )
+            entry = self._graphs[id(memory)] = (memory, graph)
+        return entry[1]
+
+    def turn(self, memory: TieredMemory, user_id: str, message: str, *, session_id: str) -> Turn:
+        """Run one turn of the agent graph for ``user_id`` in thread ``user_id/session_id``."""
+        state = self.graph(memory).invoke(
+            {"messages": [HumanMessage(message)]},
+            {"configurable": {"thread_id": f"{user_id}/{session_id}"}},
+            context={"user_id": user_id},
+        )
+        memory.flush()
+        answer = str(state["messages"][-1].text).strip()
+        return Turn(answer=answer, context=context_from_state(state, self.token_budget, memory))
+
+
+_FRAME = re.compile(r'<memory-([0-9a-f]+) section="([a-z_]+)">\n.*?\n</memory-\1>', re.S)
+
+
+def context_from_state(
+    state: Mapping[str, Any], budget: int, memory: TieredMemory
+) -> MemoryContext:
+    """The :class:`MemoryContext` the agent's ``retrieve`` node left in the graph state."""
+    text = str(state.get("memory_context") or "")
+    items = [
+        MemoryItem(
+            tier=d["tier"], section=d["section"], id=d["id"], text=d["text"], score=d["score"]
+        )
+        for d in state.get("memory_items") or []
+    ]
+    sections = {m.group(2): memory.token_counter.count(m.group(0)) for m in _FRAME.finditer(text)}
+    return MemoryContext(
+        text=text,
+        tokens=int(state.get("memory_tokens") or 0),
+        budget=budget,
+        items=items,
+        section_tokens=sections,
+    )
+
+
+def create_runner(model: BaseChatModel, *, token_budget: int = 1000) -> SessionRunner:
+    """The runner the demo uses: the LangGraph memory agent over ``model``."""
+    return AgentRunner(model, token_budget=token_budget)
+
+
+# -- running a story -------------------------------------------------------------------------
+
+
+@dataclass
+class StoryResult:
+    """What happened in one story.
+
+    Attributes:
+        story: The story.
+        session1: Lines describing session 1 (what was said, done and written).
+        consolidation: The consolidation pass run between the sessions.
+        with_memory: Session 2 with the user's memory.
+        without_memory: Session 2 with an empty memory.
+    """
+
+    story: Story
+    session1: list[str] = field(default_factory=list)
+    consolidation: ConsolidationReport | None = None
+    with_memory: Turn | None = None
+    without_memory: Turn | None = None
+
+
+def empty_memory_like(memory: TieredMemory) -> TieredMemory:
+    """A fresh, empty in-memory :class:`TieredMemory` with the same embeddings and tokenizer."""
+    store = (
+        InMemoryStore(
+            index={
+                "dims": len(memory.embeddings.embed_query("dimension probe")),
+                "embed": memory.embeddings,
+                "fields": ["text"],
+            }
+        )
+        if memory.embeddings is not None
+        else InMemoryStore()
+    )
+    return TieredMemory(store, token_counter=memory.token_counter)
+
+
+def _session1(memory: TieredMemory, runner: SessionRunner, story: Story) -> list[str]:
+    user = memory.for_user(story.user_id)
+    lines: list[str] = []
+    if story.session1_message is not None:
+        turn = runner.turn(memory, story.user_id, story.session1_message, session_id="session-1")
+        lines.append(f"user: {story.session1_message}")
+        lines.append(f"assistant: {turn.answer}")
+    if story.episode is not None:
+        episode = story.episode()
+        lines.append(f"task: {episode.task_description}")
+        for n, step in enumerate(episode.trajectory, 1):
+            lines.append(f"  {n}. {step.action}")
+            lines.append(f"     -> {step.observation}")
+        hours = episode.duration_seconds / 3600
+        lines.append(f"outcome: {episode.outcome.value} after {hours:g} h")
+        lines.append(f"reflection: {episode.reflection}")
+        user.queue_episode(episode)
+    for record in story.tool_uses() if story.tool_uses is not None else []:
+        status = "ok" if record.success else f"failed: {record.error_message}"
+        lines.append(f"tool call {record.tool_name}({_args(record.parameters)}) -> {status}")
+        if record.hint:
+            lines.append(f"  found: {record.hint}")
+        user.queue_tool_use(record)
+    return lines
+
+
+def _args(parameters: dict[str, object]) -> str:
+    return ", ".join(f"{k}={v!r}" for k, v in parameters.items())
+
+
+def run_story(
+    memory: TieredMemory,
+    runner: SessionRunner,
+    story: Story,
+    *,
+    empty: TieredMemory | None = None,
+    consolidate: bool = True,
+) -> StoryResult:
+    """Replay one story: session 1, write-back and consolidation, session 2 with and without.
+
+    Args:
+        memory: The memory both sessions share.
+        runner: Runs each turn.
+        story: The story.
+        empty: The empty memory of the comparison run (default: a fresh one).
+        consolidate: Run the user's consolidation pass between the sessions.
+    """
+    result = StoryResult(story)
+    result.session1 = _session1(memory, runner, story)
+    memory.flush()
+    if consolidate:
+        result.consolidation = memory.for_user(story.user_id).consolidate()
+    question, uid = story.session2_message, story.user_id
+    result.with_memory = runner.turn(memory, uid, question, session_id="session-2")
+    blank = empty if empty is not None else empty_memory_like(memory)
+    result.without_memory = runner.turn(blank, uid, question, session_id="session-2")
+    return result
+
+
+def run_demo(
+    memory: TieredMemory,
+    runner: SessionRunner,
+    *,
+    stories: Sequence[Story] = STORIES,
+    consolidate: bool = True,
+) -> list[StoryResult]:
+    """Replay every story on ``memory`` (see :func:`run_story`)."""
+    empty = empty_memory_like(memory)
+    return [run_story(memory, runner, s, empty=empty, consolidate=consolidate) for s in stories]
+
+
+# -- rendering ----------------------------------------------------------------------------------
+
+
+def _rule(title: str, width: int) -> str:
+    return f"== {title} ".ljust(width, "=")
+
+
+def _context_table(context: MemoryContext, width: int) -> str:
+    counts = Counter(item.section for item in context.items)
+    rows: list[list[object]] = [
+        [section, tokens, counts.get(section, 0)]  # type: ignore[call-overload]
+        for section, tokens in context.section_tokens.items()
+    ]
+    rows.append(
+        ["total (with preamble)", f"{context.tokens} of {context.budget}", len(context.items)]
+    )
+    return render_table(["section", "tokens", "memories"], rows, width=width)
+
+
+def _consolidation_line(report: ConsolidationReport) -> str:
+    if not (report.episodes_processed or report.facts_merged or report.forgotten):
+        return "consolidation between sessions: nothing to consolidate"
+    return (
+        f"consolidation between sessions: {report.episodes_processed} episode(s) processed, "
+        f"{report.facts_extracted} fact(s) extracted, {report.tool_uses_recorded} tool use(s) "
+        f"learned, {report.facts_merged} merged, {len(report.forgotten)} forgotten"
+    )
+
+
+def render_story(result: StoryResult, index: int, total: int, *, width: int | None = None) -> str:
+    """The story as text: session 1, the context session 2 got, both answers side by side.
+
+    Every line fits in ``width`` columns (default: the terminal's width).
+    """
+    width = width or terminal_width()
+    story = result.story
+    text = [
+        f"Without memory (the seed): {story.without_memory}.",
+        "",
+        f"-- Session 1 (user {story.user_id})",
+        *(textwrap.indent(line, "  ") for line in result.session1),
+    ]
+    if result.consolidation is not None:
+        text += ["", _consolidation_line(result.consolidation)]
+    text += ["", f"-- Session 2 (user {story.user_id})", f"  user: {story.session2_message}", ""]
+    out = [_rule(f"Story {index} of {total}: {story.title} ({story.tier} memory)", width)]
+    out += [*_wrap_cell("\n".join(text), width), ""]
+    with_memory, without_memory = result.with_memory, result.without_memory
+    if with_memory is not None:
+        ctx = with_memory.context
+        out.append(f"What session 2 knows from memory ({ctx.tokens} of {ctx.budget} tokens):")
+        out += [_context_table(ctx, width), ""]
+        out += _wrap_cell(ctx.text, width) if ctx.text else ["(no memory context)"]
+        out.append("")
+    headers, answers = [], []
+    for label, turn in (("WITH", with_memory), ("WITHOUT", without_memory)):
+        if turn is not None:
+            headers.append(f"{label} memory ({turn.context.tokens} tokens of context)")
+            answers.append(turn.answer)
+    if headers:
+        out.append(render_table(headers, [answers], width=width))
+    return "\n".join(out) + "\n"

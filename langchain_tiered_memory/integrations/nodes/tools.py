@@ -1,0 +1,270 @@
+"""Memory tools for the model: search memory, remember a fact, forget a memory.
+
+The tools act for the run's user: they read the user from the run's context
+(``context={"user_id": ...}``) or ``config["configurable"]["user_id"]``, unless
+a fixed ``user_id`` is given. A failure
+never escapes as an exception: the model reads the error text (the tool
+message has ``status="error"``), and the failure is logged and counted in
+``memory.stats()["errors"]``.
+
+``remember_fact`` queues the fact on the durable writer (off the hot path);
+it is searchable once the writer has applied it (``memory.flush()`` waits).
+
+Example:
+    >>> import tempfile
+    >>> from langchain_tiered_memory import TieredMemory
+    >>> from langchain_tiered_memory.testing.fakes import HashingEmbeddings
+    >>> memory = TieredMemory.open(tempfile.mkdtemp(), embeddings=HashingEmbeddings())
+    >>> tools = create_memory_tools(memory, user_id="alice")
+    >>> [t.name for t in tools]
+    ['search_memory', 'remember_fact', 'forget_memory']
+    >>> tools[1].invoke({"fact": "I am vegetarian"})
+    'Noted; I will remember: I am vegetarian'
+    >>> memory.flush()
+    >>> "vegetarian" in tools[0].invoke({"query": "vegetarian"}).lower()
+    True
+    >>> memory.close()
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from langchain_core.messages import ToolMessage
+from langchain_core.runnables import RunnableConfig
+from langchain_core.tools import BaseTool, StructuredTool, ToolException
+from langgraph.prebuilt import ToolNode
+from langgraph.prebuilt.tool_node import ToolCallRequest
+
+from langchain_tiered_memory.assembly.items import MemoryItem
+from langchain_tiered_memory.integrations.nodes.state import resolve_user, runtime_context
+
+if TYPE_CHECKING:
+    from langchain_tiered_memory.memory import TieredMemory
+    from langchain_tiered_memory.user_memory import ForgetResult, UserMemory
+
+__all__ = [
+    "FORGET_TOOL",
+    "MEMORY_TOOL_NAMES",
+    "REMEMBER_TOOL",
+    "SEARCH_TOOL",
+    "atime_tool_call",
+    "create_memory_tools",
+    "create_tools_node",
+    "format_search_results",
+    "time_tool_call",
+]
+
+logger = logging.getLogger(__name__)
+
+SEARCH_TOOL = "search_memory"
+REMEMBER_TOOL = "remember_fact"
+FORGET_TOOL = "forget_memory"
+MEMORY_TOOL_NAMES = frozenset({SEARCH_TOOL, REMEMBER_TOOL, FORGET_TOOL})
+
+_MAX_INPUT_CHARS = 2000
+
+
+def format_search_results(items: list[MemoryItem]) -> str:
+    """Search hits as lines the model can read (``- [section] text``)."""
+    if not items:
+        return "No memories match."
+    return "\n".join(f"- [{item.section}] {item.text}" for item in items)
+
+
+def _format_forgotten(result: ForgetResult) -> str:
+    if not result:
+        return "Nothing in memory matched closely enough; nothing was forgotten."
+    lines = "\n".join(f"- {item.text}" for item in result.forgotten)
+    return f"Forgot (restorable from the trash):\n{lines}"
+
+
+def _check_text(value: str, what: str) -> str:
+    text = " ".join(str(value).split())
+    if not text:
+        raise ToolException(f"Error: {what} is empty; pass what to {what.split()[0]}.")
+    if len(text) > _MAX_INPUT_CHARS:
+        raise ToolException(
+            f"Error: {what} is {len(text)} characters long; keep it under {_MAX_INPUT_CHARS}."
+        )
+    return text
+
+
+class _MemoryToolset:
+    """The shared plumbing of the three tools: finding the user, reporting failures."""
+
+    def __init__(
+        self, memory: TieredMemory, user_id: str | None, agent_id: str | None, top_k: int
+    ) -> None:
+        self.memory = memory
+        self.user_id = user_id
+        self.agent_id = agent_id
+        self.top_k = top_k
+
+    def user(self, config: RunnableConfig | None) -> UserMemory:
+        if self.user_id is not None:
+            return self.memory.for_user(self.user_id, self.agent_id)
+        try:
+            user, agent = resolve_user(runtime_context(config), config)
+        except ValueError as exc:
+            raise ToolException(f"Error: {exc}") from exc
+        return self.memory.for_user(user, agent)
+
+    def failed(self, action: str, exc: Exception) -> ToolException:
+        if isinstance(exc, ToolException):
+            return exc
+        self.memory._record_error(f"tool.{action}", exc)
+        return ToolException(
+            f"Error: could not {action} ({type(exc).__name__}: {exc}). "
+            "Answer without it, and tell the user if it matters."
+        )
+
+    # search ----------------------------------------------------------------
+
+    def search(self, query: str, config: RunnableConfig) -> str:
+        try:
+            text = _check_text(query, "query to search")
+            return format_search_results(self.user(config).search(text, top_k=self.top_k))
+        except Exception as exc:
+            raise self.failed("search memory", exc) from exc
+
+    async def asearch(self, query: str, config: RunnableConfig) -> str:
+        try:
+            text = _check_text(query, "query to search")
+            items = await self.user(config).asearch(text, top_k=self.top_k)
+            return format_search_results(items)
+        except Exception as exc:
+            raise self.failed("search memory", exc) from exc
+
+    # remember --------------------------------------------------------------
+
+    def remember(self, fact: str, config: RunnableConfig) -> str:
+        try:
+            text = _check_text(fact, "fact to remember")
+            self.user(config).queue_remember(text)
+            return f"Noted; I will remember: {text}"
+        except Exception as exc:
+            raise self.failed("remember the fact", exc) from exc
+
+    async def aremember(self, fact: str, config: RunnableConfig) -> str:
+        try:
+            text = _check_text(fact, "fact to remember")
+            await self.user(config).aqueue_remember(text)
+            return f"Noted; I will remember: {text}"
+        except Exception as exc:
+            raise self.failed("remember the fact", exc) from exc
+
+    # forget ----------------------------------------------------------------
+
+    def forget(self, query: str, config: RunnableConfig) -> str:
+        try:
+            text = _check_text(query, "query to forget")
+            return _format_forgotten(self.user(config).forget(text))
+        except Exception as exc:
+            raise self.failed("forget", exc) from exc
+
+    async def aforget(self, query: str, config: RunnableConfig) -> str:
+        try:
+            text = _check_text(query, "query to forget")
+            return _format_forgotten(await self.user(config).aforget(text))
+        except Exception as exc:
+            raise self.failed("forget", exc) from exc
+
+
+def create_memory_tools(
+    memory: TieredMemory,
+    *,
+    user_id: str | None = None,
+    agent_id: str | None = None,
+    top_k: int = 5,
+) -> list[BaseTool]:
+    """Create ``search_memory``, ``remember_fact`` and ``forget_memory`` for ``memory``.
+
+    Args:
+        memory: The memory the tools read and write.
+        user_id: A fixed user; by default each call acts for its run's user.
+        agent_id: Agent scope used with a fixed ``user_id``.
+        top_k: How many memories ``search_memory`` returns.
+
+    Returns:
+        Three tools with sync and async implementations; they return error
+        text (``status="error"``) instead of raising.
+    """
+    toolset = _MemoryToolset(memory, user_id, agent_id, top_k)
+
+    def search_memory(query: str, config: RunnableConfig) -> str:
+        """Search long-term memory (facts, past episodes, tool lessons) about the user."""
+        return toolset.search(query, config)
+
+    async def asearch_memory(query: str, config: RunnableConfig) -> str:
+        """Search long-term memory (facts, past episodes, tool lessons) about the user."""
+        return await toolset.asearch(query, config)
+
+    def remember_fact(fact: str, config: RunnableConfig) -> str:
+        """Remember a fact about the user for future sessions, e.g. 'I am vegetarian'."""
+        return toolset.remember(fact, config)
+
+    async def aremember_fact(fact: str, config: RunnableConfig) -> str:
+        """Remember a fact about the user for future sessions, e.g. 'I am vegetarian'."""
+        return await toolset.aremember(fact, config)
+
+    def forget_memory(query: str, config: RunnableConfig) -> str:
+        """Forget the remembered facts that best match the description (restorable)."""
+        return toolset.forget(query, config)
+
+    async def aforget_memory(query: str, config: RunnableConfig) -> str:
+        """Forget the remembered facts that best match the description (restorable)."""
+        return await toolset.aforget(query, config)
+
+    pairs = (
+        (SEARCH_TOOL, search_memory, asearch_memory),
+        (REMEMBER_TOOL, remember_fact, aremember_fact),
+        (FORGET_TOOL, forget_memory, aforget_memory),
+    )
+    return [
+        StructuredTool.from_function(
+            func=func, coroutine=coroutine, name=name, handle_tool_error=True
+        )
+        for name, func, coroutine in pairs
+    ]
+
+
+def _timed(message: Any, started: float) -> Any:
+    if isinstance(message, ToolMessage):
+        elapsed = round((time.perf_counter() - started) * 1000, 3)
+        message.response_metadata = {**message.response_metadata, "execution_time_ms": elapsed}
+    return message
+
+
+def time_tool_call(request: ToolCallRequest, execute: Callable[[ToolCallRequest], Any]) -> Any:
+    """Tool-call wrapper: run the tool, add ``execution_time_ms`` to its message's metadata."""
+    started = time.perf_counter()
+    return _timed(execute(request), started)
+
+
+async def atime_tool_call(
+    request: ToolCallRequest, execute: Callable[[ToolCallRequest], Awaitable[Any]]
+) -> Any:
+    """Async twin of :func:`time_tool_call`."""
+    started = time.perf_counter()
+    return _timed(await execute(request), started)
+
+
+def create_tools_node(
+    tools: Sequence[BaseTool | Callable[..., Any]], *, name: str = "tools"
+) -> ToolNode:
+    """A ``ToolNode`` that records each call's ``execution_time_ms`` and never raises.
+
+    A tool that raises becomes a tool message with ``status="error"`` and the
+    error text (the model reads it; ``reflect`` records the failure).
+    """
+    return ToolNode(
+        tools,
+        name=name,
+        handle_tool_errors=True,
+        wrap_tool_call=time_tool_call,
+        awrap_tool_call=atime_tool_call,
+    )

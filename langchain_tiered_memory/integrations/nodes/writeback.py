@@ -1,0 +1,167 @@
+"""The ``writeback`` node: queue the turn's memory writes on the durable writer.
+
+Takes ``pending_writes`` from ``reflect`` and hands each write to
+:meth:`UserMemory.aqueue_episode`, :meth:`~UserMemory.aqueue_remember` (fact
+extraction from the user's words, linked to the episode) and
+:meth:`~UserMemory.aqueue_tool_use`. With the durable writer of
+``TieredMemory.open`` each is one row in the SQLite outbox: the extraction and
+the store writes happen in the writer's thread, after the answer (the seed's
+``AsyncMemoryWriter``, made durable). A write that cannot be queued does not
+fail the turn: it is logged, counted in ``memory.stats()["errors"]`` and listed
+in the state's ``memory_errors``.
+
+Example:
+    >>> import tempfile
+    >>> from langchain_tiered_memory import TieredMemory
+    >>> from langchain_tiered_memory.testing.fakes import HashingEmbeddings
+    >>> from langchain_tiered_memory.integrations.nodes.reflect import reflect_turn
+    >>> memory = TieredMemory.open(tempfile.mkdtemp(), embeddings=HashingEmbeddings())
+    >>> writes = reflect_turn([("human", "I'm allergic to shellfish"), ("ai", "Noted.")])
+    >>> writeback = create_writeback_node(memory)
+    >>> writeback.invoke({"pending_writes": writes}, {"configurable": {"user_id": "alice"}})
+    {'pending_writes': None, 'memory_errors': []}
+    >>> memory.flush()
+    >>> "shellfish" in memory.for_user("alice").build_memory_context("dinner?").text
+    True
+    >>> memory.close()
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+from langchain_core.runnables import RunnableConfig, RunnableLambda
+
+from langchain_tiered_memory.integrations.nodes.state import (
+    PendingWrites,
+    resolve_user,
+    runtime_context,
+)
+from langchain_tiered_memory.tiers.episodic.models import Episode
+from langchain_tiered_memory.tiers.procedural.models import ToolUsageRecord
+
+if TYPE_CHECKING:
+    from langchain_tiered_memory.memory import TieredMemory
+    from langchain_tiered_memory.user_memory import UserMemory
+
+__all__ = ["WritebackNode", "aqueue_turn_writes", "create_writeback_node", "queue_turn_writes"]
+
+_Write = tuple[str, Callable[[], Any], Callable[[], Awaitable[Any]]]
+
+
+def _plan(user: UserMemory, writes: PendingWrites | None) -> tuple[list[_Write], list[str]]:
+    """Each write as (label, sync call, async call), and the records that were malformed."""
+    planned: list[_Write] = []
+    errors: list[str] = []
+    if not writes:
+        return planned, errors
+    episode_id = None
+    if writes.get("episode"):
+        try:
+            episode = Episode.model_validate(writes["episode"])
+        except ValueError as exc:
+            errors.append(_failure(user, "episode", exc))
+        else:
+            episode_id = episode.episode_id
+            planned.append(
+                (
+                    "episode",
+                    lambda: user.queue_episode(episode),
+                    lambda: user.aqueue_episode(episode),
+                )
+            )
+    for text in writes.get("facts") or []:
+        planned.append(
+            (
+                "facts",
+                partial(user.queue_remember, text, episode_id),
+                partial(user.aqueue_remember, text, episode_id),
+            )
+        )
+    for data in writes.get("tool_uses") or []:
+        try:
+            record = ToolUsageRecord.model_validate(data)
+        except ValueError as exc:
+            errors.append(_failure(user, "tool_use", exc))
+            continue
+        planned.append(
+            (
+                "tool_use",
+                partial(user.queue_tool_use, record),
+                partial(user.aqueue_tool_use, record),
+            )
+        )
+    return planned, errors
+
+
+def _failure(user: UserMemory, label: str, exc: Exception) -> str:
+    user.owner._record_error(f"writeback.{label}", exc)
+    return f"writeback.{label}: {type(exc).__name__}: {exc}"
+
+
+def queue_turn_writes(user: UserMemory, writes: PendingWrites | None) -> list[str]:
+    """Queue ``writes`` for ``user``; returns the errors (empty when all were queued)."""
+    planned, errors = _plan(user, writes)
+    for label, call, _ in planned:
+        try:
+            call()
+        except Exception as exc:  # reported in the state and stats; the turn goes on
+            errors.append(_failure(user, label, exc))
+    return errors
+
+
+async def aqueue_turn_writes(user: UserMemory, writes: PendingWrites | None) -> list[str]:
+    """Async twin of :func:`queue_turn_writes`."""
+    planned, errors = _plan(user, writes)
+    for label, _, acall in planned:
+        try:
+            await acall()
+        except Exception as exc:  # reported in the state and stats; the turn goes on
+            errors.append(_failure(user, label, exc))
+    return errors
+
+
+class WritebackNode:
+    """Queues ``pending_writes`` for the run's user; see :func:`create_writeback_node`.
+
+    Args:
+        memory: The memory whose writer takes the writes.
+    """
+
+    def __init__(self, memory: TieredMemory) -> None:
+        self.memory = memory
+
+    def _user(self, state: Any, config: RunnableConfig | None) -> UserMemory:
+        user_id, agent_id = resolve_user(runtime_context(config), config, state)
+        return self.memory.for_user(user_id, agent_id)
+
+    @staticmethod
+    def _update(state: Any, errors: list[str]) -> dict[str, Any]:
+        earlier = list(state.get("memory_errors") or []) if isinstance(state, dict) else []
+        return {"pending_writes": None, "memory_errors": earlier + errors}
+
+    def __call__(self, state: Any, config: RunnableConfig | None = None) -> dict[str, Any]:
+        """Run the node: queue the writes, clear ``pending_writes``."""
+        writes = state.get("pending_writes") if isinstance(state, dict) else None
+        errors = queue_turn_writes(self._user(state, config), writes) if writes else []
+        return self._update(state, errors)
+
+    async def acall(self, state: Any, config: RunnableConfig | None = None) -> dict[str, Any]:
+        """Async twin of :meth:`__call__`."""
+        writes = state.get("pending_writes") if isinstance(state, dict) else None
+        errors = await aqueue_turn_writes(self._user(state, config), writes) if writes else []
+        return self._update(state, errors)
+
+
+def create_writeback_node(
+    memory: TieredMemory, *, name: str = "writeback"
+) -> RunnableLambda[Any, dict[str, Any]]:
+    """Create the ``writeback`` node (sync and async) for ``memory``.
+
+    The user comes from the run's context or config (or the state's
+    ``user_id``, set by ``retrieve``).
+    """
+    node = WritebackNode(memory)
+    return RunnableLambda(node.__call__, afunc=node.acall, name=name)

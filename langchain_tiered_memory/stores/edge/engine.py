@@ -1,0 +1,564 @@
+"""The embedded engine: a Qdrant Edge shard on disk (``qdrant-edge-py``).
+
+One directory per collection, ``<path>/<collection>``, holding the live shard
+(directly, or as a generation ``shard-NNNNNN`` named by a pointer file: see
+:mod:`.edge_files`, whose recovery rule the engine applies on open). The shard
+keeps its write-ahead log (never disabled: without it a second handle silently
+loses writes). Before the shard, the engine takes the collection lock
+(:mod:`.edge_lock`): a second opener, in this process or another, gets a
+:class:`~langchain_tiered_memory.errors.StoreLockedError` naming the holder.
+A new store's shard is built in memory (tmpfs) and copied in with one fsync
+per file, which is about 3x faster on a busy disk than letting Qdrant Edge
+sync it about 120 times.
+
+Qdrant Edge is synchronous and holds the GIL while it runs, so the async driver
+runs whole plans in a worker thread. Searches on unoptimised segments are exact
+scans of the points that match the indexed namespace filter, which is fast for
+namespace-scoped queries. HNSW graphs are built by the ``Optimize`` request
+(in-process: every thread of the process stalls until it returns) or, without
+stalling, by :meth:`EdgeEngine.start_optimize` (a child process builds a new
+shard generation that is then swapped in; see :mod:`.edge_optimizer`).
+
+Value filters are answered from payload indexes only: equality through the
+keyword index on ``value_marks``, numeric ranges through a float index on
+``value.<path>`` that is created the first time a filter ranges over that path
+(it then exists in the shard, so it is created once per collection and is kept
+up to date by every later write).
+
+Example:
+    >>> import tempfile
+    >>> from langchain_tiered_memory.stores.requests import Collection, Count, Setup
+    >>> from langchain_tiered_memory.stores.filters import Where
+    >>> engine = EdgeEngine(tempfile.mkdtemp())
+    >>> engine.execute(Setup(Collection("memories", dims=None, sparse=False)))
+    >>> engine.execute(Count(Where()))
+    0
+    >>> engine.close()
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import uuid
+from collections.abc import Iterable
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import qdrant_edge as qe
+
+from langchain_tiered_memory.errors import BackendError, ConfigurationError
+from langchain_tiered_memory.stores import filters as f
+from langchain_tiered_memory.stores.edge.build import (
+    EdgeOptimizers,
+    VectorNames,
+    edge_config,
+    index_schema,
+    optimizers_to_json,
+    relink_operations,
+    tenant_layout,
+)
+from langchain_tiered_memory.stores.edge.files import (
+    META,
+    create_generation,
+    has_shard,
+    recover,
+)
+from langchain_tiered_memory.stores.edge.live import LiveShard
+from langchain_tiered_memory.stores.edge.lock import CollectionLock, locked_error
+from langchain_tiered_memory.stores.edge.optimizer import (
+    BackgroundOptimization,
+    OptimizationStatus,
+    Progress,
+)
+from langchain_tiered_memory.stores.edge.warm import read_files
+from langchain_tiered_memory.stores.requests import (
+    DENSE,
+    INTEGER_INDEXES,
+    KEYWORD_INDEXES,
+    SPARSE,
+    Collection,
+    Count,
+    Delete,
+    DeleteWhere,
+    Estimate,
+    Facet,
+    Hit,
+    Optimize,
+    PointData,
+    Query,
+    QueryBatch,
+    Retrieve,
+    SetPayload,
+    Setup,
+    Upsert,
+)
+from langchain_tiered_memory.stores.sparse import SparseVec
+
+__all__ = ["EdgeEngine"]
+
+_NAMES = VectorNames(dense=DENSE, sparse=SPARSE)
+logger = logging.getLogger(__name__)
+_FORMAT = 3
+"""Payload layout version: 2 added the ``k:`` and ``e:`` equality markers, 3 left
+out what reads and filters never use (format-2 stores are upgraded in place)."""
+_READS = frozenset({2, 3})
+"""Formats whose points this version reads (see :mod:`.payload`)."""
+
+
+def _condition(cond: f.Condition) -> Any:
+    if isinstance(cond, f.Where):
+        return _filter(cond)
+    if isinstance(cond, f.Match):
+        return qe.FieldCondition(cond.key, match=qe.MatchValue(cond.value))
+    if isinstance(cond, f.MatchAny):
+        return qe.FieldCondition(cond.key, match=qe.MatchAny(list(cond.values)))
+    if isinstance(cond, f.Range):
+        rng = qe.RangeFloat(gte=cond.gte, gt=cond.gt, lte=cond.lte, lt=cond.lt)
+        return qe.FieldCondition(cond.key, range=rng)
+    if isinstance(cond, f.IsEmpty):
+        return qe.IsEmptyCondition(cond.key)
+    raise TypeError(f"unknown condition {cond!r}")  # pragma: no cover
+
+
+def _filter(where: f.Where) -> qe.Filter:
+    return qe.Filter(
+        must=[_condition(c) for c in where.must] or None,
+        should=[_condition(c) for c in where.should] or None,
+        must_not=[_condition(c) for c in where.must_not] or None,
+    )
+
+
+def _sparse(vec: SparseVec) -> qe.SparseVector:
+    return qe.SparseVector(list(vec.indices), list(vec.values))
+
+
+def _point(p: PointData) -> qe.Point:
+    vector: dict[str, Any] = {}
+    if p.dense:
+        vector[DENSE] = p.dense
+    if p.sparse:
+        vector[SPARSE] = _sparse(p.sparse)
+    return qe.Point(p.id, vector, p.payload)
+
+
+def _query(q: Query) -> qe.QueryRequest:
+    flt = _filter(q.filter)
+    payload = list(q.fields) or False  # no fields: ids and scores only
+    params = None
+    if q.exact or q.acorn:
+        acorn = qe.AcornSearchParams(enable=True) if q.acorn and not q.exact else None
+        params = qe.SearchParams(exact=q.exact, acorn=acorn)
+    if q.mode == "recent":
+        order = qe.OrderBy("updated_us", direction=qe.Direction.Desc)
+        return qe.QueryRequest(limit=q.limit, query=order, filter=flt, with_payload=payload)
+    if q.mode == "dense":
+        assert q.dense is not None
+        query = qe.Query.Nearest([q.dense], using=DENSE)
+        return qe.QueryRequest(
+            limit=q.limit, query=query, filter=flt, with_payload=payload, params=params
+        )
+    assert q.sparse is not None
+    query = qe.Query.Nearest(_sparse(q.sparse), using=SPARSE)
+    idf = None
+    if q.idf_corpus is not None:  # IDF over these points only (deleted ones never count)
+        idf = qe.SearchParams(idf=qe.IdfParams(corpus=_filter(q.idf_corpus)))
+    return qe.QueryRequest(limit=q.limit, query=query, filter=flt, with_payload=payload, params=idf)
+
+
+def _translate(exc: Exception, path: Path, lock: CollectionLock | None = None) -> Exception:
+    text = str(exc)
+    if "WAL" in text and ("WouldBlock" in text or "lock" in text.lower()):
+        return locked_error(path, lock.holder() if lock is not None else None)
+    return BackendError(f"Qdrant Edge failed on {path}: {text}")
+
+
+def _write_op(request: Any) -> qe.UpdateOperation | None:
+    """The shard update for a write request, or None for a read."""
+    if isinstance(request, Upsert):
+        return qe.UpdateOperation.upsert_points([_point(p) for p in request.points])
+    if isinstance(request, Delete):
+        return qe.UpdateOperation.delete_points(list(request.ids))
+    if isinstance(request, DeleteWhere):
+        return qe.UpdateOperation.delete_points_by_filter(_filter(request.filter))
+    if isinstance(request, SetPayload):
+        flt = qe.Filter(must=[qe.HasIdCondition({uuid.UUID(i) for i in request.ids})])
+        return qe.UpdateOperation.set_payload_by_filter(flt, request.payload)
+    return None
+
+
+def _ensure_indexes(shard: qe.EdgeShard) -> None:
+    """Create the store's keyword and integer payload indexes that the shard lacks.
+
+    A layout key added to a shard that already holds points is left unflagged:
+    its segments are not laid out yet, and :func:`.edge_build.tenant_layout`
+    must say so for the next background optimisation to rewrite them.
+    """
+    info = shard.info()
+    schema, holds_points = info.payload_schema, info.points_count > 0
+    for names, kind in (
+        (KEYWORD_INDEXES, qe.PayloadSchemaType.Keyword),
+        (INTEGER_INDEXES, qe.PayloadSchemaType.Integer),
+    ):
+        for name in names:
+            if name not in schema:
+                tenant = False if holds_points else None
+                index = index_schema(name, kind, tenant=tenant)
+                shard.update(qe.UpdateOperation.create_field_index(name, index))
+
+
+def _upgrade_meta(meta_path: Path) -> None:
+    """Record the current format in a store of an older readable one (points stay)."""
+    meta = json.loads(meta_path.read_text("utf-8"))
+    if meta.get("format") != _FORMAT:
+        meta["format"] = _FORMAT
+        tmp = meta_path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(meta), "utf-8")
+        tmp.replace(meta_path)
+
+
+def _make_empty(path: Path, config: qe.EdgeConfig) -> None:
+    """Create an empty shard with the store's payload indexes at ``path``, and close it."""
+    shard = qe.EdgeShard.create(str(path), config)
+    try:
+        _ensure_indexes(shard)
+        shard.flush()
+    finally:
+        shard.close()
+
+
+class EdgeEngine:
+    """Executes engine-neutral requests on a Qdrant Edge shard.
+
+    Args:
+        path: Directory of the store; each collection is a sub-directory.
+        optimizers: Optimizer settings written to the shard config (``None``
+            keeps the shard's own, or Qdrant Edge's defaults for a new shard).
+        auto_optimize: Start a background optimisation (:meth:`start_optimize`)
+            each time this many points were written since the store was opened
+            or last optimised; ``None`` (the default) never starts one.
+    """
+
+    estimates = True
+    """Answers :class:`~.requests.Estimate` from its indexes (see :mod:`.search_walk`)."""
+
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        optimizers: EdgeOptimizers | None = None,
+        auto_optimize: int | None = None,
+    ) -> None:
+        if auto_optimize is not None and auto_optimize < 1:
+            raise ConfigurationError(
+                f"auto_optimize must be a positive number of points or None, got {auto_optimize}"
+            )
+        threads = optimizers.indexing_threads if optimizers is not None else None
+        if threads is not None and threads < 1:
+            raise ConfigurationError(
+                f"EdgeOptimizers.indexing_threads must be a positive thread count, got {threads}: "
+                "pass None for Qdrant Edge's default (one fewer than the CPUs)"
+            )
+        self.root = Path(path)
+        self.optimizers = optimizers
+        self.auto_optimize = auto_optimize
+        self._written = 0
+        self.live: LiveShard | None = None
+        self.container: Path | None = None
+        self.collection: Collection | None = None
+        self._lock: CollectionLock | None = None
+        self._float_indexed: frozenset[str] = frozenset()
+        self._ttl_free = False  # no point has a TTL: reads leave out the expiry check
+        self._dims: int | None = None
+        self._builds: list[BackgroundOptimization] = []
+        self._optimization_lock = threading.Lock()
+
+    @property
+    def shard(self) -> qe.EdgeShard | None:
+        """The live Qdrant Edge shard (None when closed); it changes when an optimisation swaps."""
+        return self.live.shard if self.live is not None else None
+
+    @property
+    def optimization(self) -> OptimizationStatus | None:
+        """The status of the latest background optimisation (None if none was started)."""
+        with self._optimization_lock:
+            return self._builds[-1].status if self._builds else None
+
+    @property
+    def dir(self) -> Path | None:
+        """The live shard directory (the collection directory or a generation in it)."""
+        return self.live.dir if self.live is not None else None
+
+    # ------------------------------------------------------------------ set-up
+    @staticmethod
+    def _check_meta(meta_path: Path, c: Collection) -> None:
+        if not meta_path.exists():
+            return
+        meta = json.loads(meta_path.read_text("utf-8"))
+        if meta.get("format") not in _READS:
+            raise ConfigurationError(
+                f"the store at {meta_path.parent} was written in payload format "
+                f"{meta.get('format')!r}, but this version reads formats {sorted(_READS)} "
+                "(its value filters need markers the old format lacks): re-create the store at a "
+                "new path and copy the items over (store.search(..., limit=...) then put)"
+            )
+        stored = meta.get("dims")
+        if c.dims is not None and stored != c.dims:
+            have = "no vectors" if stored is None else f"{stored}-d vectors"
+            raise ConfigurationError(
+                f"the store at {meta_path.parent} holds {have} but index['dims'] is {c.dims}: "
+                "use the embedding model the store was created with, or a new path"
+            )
+
+    def _load_or_create(
+        self, container: Path, live: Path, c: Collection
+    ) -> tuple[qe.EdgeShard, Path]:
+        meta_path = container / META
+        if has_shard(live):
+            self._check_meta(meta_path, c)
+            if self.optimizers is None:
+                shard = qe.EdgeShard.load(str(live))
+            else:
+                meta = json.loads(meta_path.read_text("utf-8")) if meta_path.exists() else {}
+                config = edge_config(_NAMES, meta.get("dims", c.dims), self.optimizers)
+                shard = qe.EdgeShard.load(str(live), config)
+        else:
+            config = edge_config(_NAMES, c.dims, self.optimizers)
+            try:
+                built = create_generation(container, lambda path: _make_empty(path, config))
+            except Exception as exc:  # e.g. a full /dev/shm: build in place instead
+                logger.warning("building the new store %s in memory failed: %r", container, exc)
+                built = None
+            if built is None:
+                shard = qe.EdgeShard.create(str(live), config)
+            else:
+                live, shard = built, qe.EdgeShard.load(str(built))
+        _ensure_indexes(shard)  # also completes a store whose creation was interrupted
+        if not meta_path.exists():
+            meta_path.write_text(json.dumps({"format": _FORMAT, "dims": c.dims}), "utf-8")
+        else:
+            _upgrade_meta(meta_path)
+        return shard, live
+
+    def _open(self, c: Collection) -> None:
+        container = self.root / c.name
+        lock = CollectionLock(container)
+        lock.acquire()
+        try:
+            shard, live = self._load_or_create(container, recover(container), c)
+        except (BackendError, ConfigurationError):
+            lock.release()
+            raise
+        except Exception as exc:
+            lock.release()
+            raise _translate(exc, container, lock) from exc
+        try:
+            lock.publish()
+        except BaseException:
+            shard.close()
+            lock.release()
+            raise
+        self._lock, self.container, self.collection = lock, container, c
+        meta = json.loads((container / META).read_text("utf-8"))
+        self._dims = meta.get("dims", c.dims)  # what the shard holds (index may be None)
+        self.live = LiveShard(shard, live)
+        schema = shard.info().payload_schema
+        self._float_indexed = frozenset(
+            k for k, v in schema.items() if v.data_type == qe.PayloadSchemaType.Float
+        )
+        expiry = schema.get("expires_us")
+        self._ttl_free = expiry is None or expiry.points == 0
+
+    # ----------------------------------------------------------------- execute
+    @property
+    def ttl_free(self) -> bool:
+        """Whether no point has a TTL (known once the collection is open; False before)."""
+        return self._ttl_free
+
+    def _live(self) -> LiveShard:
+        if self.live is None:
+            raise BackendError(
+                f"the store at {self.root} is closed or not set up: open a new store"
+            )
+        return self.live
+
+    def execute(self, request: Any) -> Any:
+        """Run one request; engine errors become :class:`BackendError` subclasses."""
+        if isinstance(request, Setup):
+            if self.live is None:
+                self._open(request.collection)
+            return None
+        live = self._live()
+        try:
+            return self._dispatch(live, request)
+        except (BackendError, ConfigurationError):
+            raise
+        except Exception as exc:
+            raise _translate(exc, live.dir, self._lock) from exc
+
+    def _index_ranges(self, live: LiveShard, wheres: Iterable[f.Where]) -> None:
+        """Give every ``value.<path>`` a filter ranges over a float index (once)."""
+        wanted = set().union(*(f.range_fields(w) for w in wheres)) - self._float_indexed
+        if not wanted:
+            return
+        with live.write_lock:
+            for key in sorted(wanted - self._float_indexed):
+                schema = index_schema(key, qe.PayloadSchemaType.Float)
+                live.write(qe.UpdateOperation.create_field_index(key, schema))
+                self._float_indexed |= {key}
+
+    def _dispatch(self, live: LiveShard, request: Any) -> Any:
+        # Index creation is a write: done before entering the read gate (see edge_live).
+        if isinstance(request, (Count, Facet, DeleteWhere)):
+            self._index_ranges(live, [request.filter])
+        if isinstance(request, Estimate):
+            self._index_ranges(live, request.filters)
+        if isinstance(request, QueryBatch):
+            self._index_ranges(live, [q.filter for q in request.queries])
+        if isinstance(request, Optimize):  # in-process: relink a store made before
+            with live.write_lock:
+                for relink in relink_operations(live.shard):
+                    live.write(relink)
+            if not tenant_layout(live.shard):
+                logger.warning(
+                    "the store at %s predates the namespace layout of its segments, which an "
+                    "in-process optimize cannot add: run optimize(background=True) once to "
+                    "rewrite it (namespace-filtered searches then read about twice as fast)",
+                    self.root,
+                )
+        op = _write_op(request)
+        if op is not None:
+            if self._ttl_free and _sets_expiry(request):
+                self._ttl_free = False  # before the write: no read may skip its check
+            live.write(op)
+            if isinstance(request, Upsert) and self.auto_optimize is not None:
+                self._count_written(len(request.points))
+            return None
+        if self._ttl_free:  # one process writes this store: no point can expire
+            request = _without_expiry_checks(request)
+        with live.reading() as shard:
+            return _read(shard, request)
+
+    # ------------------------------------------------------------ optimisation
+    def start_optimize(
+        self, *, purge: bool = False, progress: Progress | None = None
+    ) -> OptimizationStatus:
+        """Build an optimised shard in a child process and swap it in; returns at once.
+
+        Reads and writes go on meanwhile; writes wait while the shard is copied
+        and both wait for the swap (see :mod:`.edge_optimizer` for the figures).
+        A run already going on is returned instead of starting another, unless
+        ``purge`` is asked and that run does not purge: then the purge starts
+        after it.
+
+        A store made before segments were laid out by namespace is rewritten
+        (``purge``) once, since only a rebuild from its points lays it out (see
+        :data:`~langchain_tiered_memory.stores.edge.build.TENANT_INDEX`).
+
+        Args:
+            purge: Rewrite the shard from its live points, so deleted payloads
+                leave the disk (segment files and write-ahead log).
+            progress: Called with each phase name, from the background thread.
+        """
+        live = self._live()
+        assert self.container is not None
+        with live.reading() as shard:
+            purge = purge or not tenant_layout(shard)
+        with self._optimization_lock:
+            self._builds = [b for b in self._builds if not b.status.done()]
+            running = self._builds[-1] if self._builds else None
+            if running is not None and (running.status.purge or not purge):
+                return running.status
+            self._written = 0
+            spec = {
+                "names": {"dense": _NAMES.dense, "sparse": _NAMES.sparse},
+                "dims": self._dims,
+                "optimizers": optimizers_to_json(self.optimizers),
+            }
+            after = running.status if running is not None else None
+            build = BackgroundOptimization(
+                live, self.container, spec, purge=purge, after=after, progress=progress
+            )
+            self._builds.append(build)
+            return build.start()
+
+    def warm(self) -> int:
+        """Read the live shard's files into the page cache; returns the bytes read."""
+        return read_files(self._live().dir)
+
+    def _count_written(self, points: int) -> None:
+        """Start a background optimisation once ``auto_optimize`` points were written."""
+        assert self.auto_optimize is not None
+        with self._optimization_lock:
+            self._written += points
+            due = self._written >= self.auto_optimize and not any(
+                not b.status.done() for b in self._builds
+            )
+        if due:
+            self.start_optimize()
+
+    def close(self) -> None:
+        """Stop a background optimisation, flush and release the shard and lock; safe to repeat."""
+        with self._optimization_lock:
+            builds, self._builds = self._builds, []
+        for build in reversed(builds):  # a later run may be waiting for an earlier one
+            build.cancel()
+        for build in builds:
+            build.join()
+        live, self.live = self.live, None
+        lock, self._lock = self._lock, None
+        try:
+            if live is not None:
+                live.close()
+        finally:
+            if lock is not None:
+                lock.release()
+
+
+def _sets_expiry(request: Any) -> bool:
+    """Whether a write gives some point an ``expires_us`` (a TTL)."""
+    if isinstance(request, Upsert):
+        return any(p.payload.get("expires_us") is not None for p in request.points)
+    return isinstance(request, SetPayload) and "expires_us" in request.payload
+
+
+def _without_expiry_checks(request: Any) -> Any:
+    """``request`` without the not-expired condition (see :func:`.filters.without_expiry_check`)."""
+    if isinstance(request, QueryBatch):
+        queries = [replace(q, filter=f.without_expiry_check(q.filter)) for q in request.queries]
+        return QueryBatch(queries)
+    if isinstance(request, (Count, Facet)):
+        return replace(request, filter=f.without_expiry_check(request.filter))
+    return request
+
+
+def _read(shard: qe.EdgeShard, request: Any) -> Any:
+    """Run one read request (or the in-process ``Optimize``) on ``shard``."""
+    if isinstance(request, QueryBatch):
+        batch = qe.QueryBatchRequest([_query(q) for q in request.queries])
+        # p.payload builds a new dict on each access (None without payload): read it once.
+        return [
+            [Hit(str(p.id), float(p.score), pl if (pl := p.payload) else {}) for p in points]
+            for points in shard.query_batch(batch)
+        ]
+    if isinstance(request, Retrieve):
+        if not request.ids:
+            return {}
+        records = shard.retrieve(list(request.ids), list(request.fields), False)
+        return {str(r.id): dict(r.payload or {}) for r in records}
+    if isinstance(request, Facet):
+        req = qe.FacetRequest(
+            request.key, limit=request.limit, exact=True, filter=_filter(request.filter)
+        )
+        return [(str(h.value), int(h.count)) for h in shard.facet(req).hits]
+    if isinstance(request, Count):
+        return shard.count(qe.CountRequest(exact=True, filter=_filter(request.filter)))
+    if isinstance(request, Estimate):
+        return [
+            shard.count(qe.CountRequest(exact=False, filter=_filter(w))) for w in request.filters
+        ]
+    if isinstance(request, Optimize):
+        return bool(shard.optimize())
+    raise TypeError(f"the edge engine cannot execute {type(request).__name__}")

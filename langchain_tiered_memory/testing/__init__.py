@@ -1,0 +1,1 @@
+"""Deterministic stand-ins for models and time: for tests, notebooks and the demo."""

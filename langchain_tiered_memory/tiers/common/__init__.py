@@ -1,0 +1,1 @@
+"""Machinery shared by the tiers: scopes, arguments, plans, ranking, access counts."""

@@ -1,0 +1,1 @@
+"""Episodic memory: task episodes (trajectory, outcome, reflection), conversations."""

@@ -1,0 +1,193 @@
+"""How episodes are laid out in a ``BaseStore`` and how their filters are written.
+
+Namespaces (under :meth:`MemoryScope.namespace`): ``(..., "episodic", "episodes")``
+for episodes, keyed by ``episode_id``; ``(..., "episodic", "access", ...)`` for
+retrieval statistics (see :mod:`.episodic_access`); ``(..., "episodic",
+"conversations")`` for the conversation index. Sibling sub-namespaces, so a
+search over episodes never sees the others.
+
+An episode's value is its JSON dump plus fields the store filters on:
+
+* ``text``: ``task | outcome | reflection``, the only field embedded;
+* ``created_ts``: ``created_at`` in epoch seconds, for ``$gte`` / ``$lte``;
+* ``session_id``: always present (``""`` when none), for ``$eq``;
+* one flag field per tag, ``tag_<escaped tag>: 1``. ``BaseStore`` filters have
+  no "contains", so a tag filter is an equality on its own field (an integer, the
+  most portable equality across stores); a match
+  on *any* of several tags runs one search per tag in a single batch.
+
+Only this module knows the layout.
+
+Example:
+    >>> tag_field("ci/cd v2")
+    'tag_ciU00002FcdU000020v2'
+    >>> episode_filter(outcome="failure", session_id="s1")
+    {'outcome': {'$eq': 'failure'}, 'session_id': {'$eq': 's1'}}
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any, Literal
+
+from langchain_tiered_memory.errors import InvalidInputError
+from langchain_tiered_memory.tiers.common.records import to_epoch, validate_model
+from langchain_tiered_memory.tiers.common.scope import MemoryScope
+from langchain_tiered_memory.tiers.episodic.models import Episode, Outcome, normalize_tags
+from langchain_tiered_memory.types import Namespace
+
+__all__ = [
+    "EMBED_FIELDS",
+    "TAG_FLAG",
+    "TagMode",
+    "access_namespace",
+    "conversations_namespace",
+    "episode_filter",
+    "episode_from_value",
+    "episode_to_value",
+    "episodes_namespace",
+    "parse_outcome",
+    "tag_field",
+    "tag_filters",
+    "validate_episode",
+]
+
+TagMode = Literal["any", "all"]
+TAG_FLAG = 1
+"""The value of a tag's flag field."""
+EMBED_FIELDS = ["text"]
+"""Fields passed as ``index=`` on every put, whatever the store's default fields are."""
+
+_TAG_SAFE = re.compile(r"[^a-z0-9_]")
+_EPISODE_FIELDS = frozenset(Episode.model_fields)
+_NOT_STORED = frozenset({"access_count", "last_accessed"})
+
+
+def episodes_namespace(scope: MemoryScope) -> Namespace:
+    """Where a scope's episodes live."""
+    return scope.namespace("episodic", "episodes")
+
+
+def access_namespace(scope: MemoryScope) -> Namespace:
+    """The parent of a scope's retrieval statistics (access events and their segments)."""
+    return scope.namespace("episodic", "access")
+
+
+def conversations_namespace(scope: MemoryScope) -> Namespace:
+    """Where a scope's conversation index lives."""
+    return scope.namespace("episodic", "conversations")
+
+
+def tag_field(tag: str) -> str:
+    """The payload field flagging ``tag``: ``tag_`` + the tag with unsafe characters escaped.
+
+    Tags are lower-case, so lower-case letters, digits and ``_`` stay and any other
+    character becomes ``U`` + six upper-case hex digits: unambiguous, and dots,
+    slashes or dashes never turn into paths in a store's filter language.
+    """
+    clean = " ".join(tag.split()).lower()
+    return "tag_" + _TAG_SAFE.sub(lambda m: f"U{ord(m.group()):06X}", clean)
+
+
+def validate_episode(episode: Episode | dict[str, Any], now: datetime | None = None) -> Episode:
+    """Return a validated copy of ``episode`` (an Episode or a dict of its fields).
+
+    Args:
+        episode: The episode.
+        now: The recording tier's time: an episode whose ``created_at`` the caller
+            did not set gets it (instead of the wall-clock default of the model).
+
+    Raises:
+        InvalidInputError: A field is invalid; the message lists which and why.
+    """
+    return validate_model(
+        Episode, episode, "episode", unset=None if now is None else {"created_at": now}
+    )
+
+
+def episode_to_value(episode: Episode) -> dict[str, Any]:
+    """The stored value of ``episode`` (see the module docstring)."""
+    value = episode.model_dump(mode="json", exclude=set(_NOT_STORED))
+    value["text"] = episode.embedding_text()
+    value["created_ts"] = to_epoch(episode.created_at)
+    value["session_id"] = episode.session_id or ""
+    for tag in episode.tags:
+        value[tag_field(tag)] = TAG_FLAG
+    return value
+
+
+def episode_from_value(value: dict[str, Any], access: dict[str, Any] | None = None) -> Episode:
+    """Rebuild an episode from its stored value (and its access statistics, if any)."""
+    data = {k: v for k, v in value.items() if k in _EPISODE_FIELDS}
+    data["session_id"] = data.get("session_id") or None
+    if access:
+        data["access_count"] = int(access.get("access_count", 0))
+        data["last_accessed"] = access.get("last_accessed")
+    return Episode.model_validate(data)
+
+
+def parse_outcome(outcome: Outcome | str) -> Outcome:
+    """``outcome`` as an :class:`Outcome`.
+
+    Raises:
+        InvalidInputError: Not one of the known outcomes.
+    """
+    try:
+        return Outcome(outcome.strip().lower() if isinstance(outcome, str) else outcome)
+    except ValueError as exc:
+        known = [o.value for o in Outcome]
+        raise InvalidInputError(f"outcome {outcome!r} is unknown: use one of {known}") from exc
+
+
+def episode_filter(
+    *,
+    outcome: Outcome | str | None = None,
+    since: datetime | None = None,
+    until: datetime | None = None,
+    session_id: str | None = None,
+    reflection_status: str | None = None,
+) -> dict[str, Any]:
+    """A ``BaseStore`` filter for the given conditions (all must hold)."""
+    flt: dict[str, Any] = {}
+    if outcome is not None:
+        flt["outcome"] = {"$eq": parse_outcome(outcome).value}
+    if since is not None or until is not None:
+        window: dict[str, float] = {}
+        if since is not None:
+            window["$gte"] = to_epoch(since)
+        if until is not None:
+            window["$lte"] = to_epoch(until)
+        flt["created_ts"] = window
+    if session_id is not None:
+        if not isinstance(session_id, str) or not session_id.strip():
+            raise InvalidInputError(f"session_id {session_id!r} is empty: pass a non-empty id")
+        flt["session_id"] = {"$eq": session_id}
+    if reflection_status is not None:
+        flt["reflection_status"] = {"$eq": reflection_status}
+    return flt
+
+
+def tag_filters(
+    base: dict[str, Any], tags: Sequence[str] | None, mode: TagMode = "any"
+) -> list[dict[str, Any]]:
+    """The filters to run so that results carry ``tags``: one per tag for ``any``.
+
+    Returns ``[base]`` when there are no tags. The caller merges the results of
+    several filters (an OR); each filter runs inside the store.
+
+    Raises:
+        InvalidInputError: ``mode`` is neither ``"any"`` nor ``"all"``, or tags are malformed.
+    """
+    try:
+        clean = normalize_tags(tags)
+    except ValueError as exc:
+        raise InvalidInputError(str(exc)) from exc
+    if not clean:
+        return [base]
+    if mode == "all":
+        return [{**base, **{tag_field(t): TAG_FLAG for t in clean}}]
+    if mode == "any":
+        return [{**base, tag_field(t): TAG_FLAG} for t in clean]
+    raise InvalidInputError(f"tag_mode {mode!r} is unknown: use 'any' or 'all'")

@@ -1,0 +1,1 @@
+"""Procedural memory: tool-use statistics, learned strategies, warnings."""

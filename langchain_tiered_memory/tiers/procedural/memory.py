@@ -1,0 +1,565 @@
+"""Procedural memory on any LangGraph ``BaseStore``: tool statistics, strategies, preferences.
+
+Everything lives in the store, so a new process (a new :class:`ProceduralMemory`
+on the same store) sees the same statistics. Counts are safe under concurrent
+writers: each tool use and each strategy outcome is its own item (key: a new
+uuid), folded into statistics on read (:mod:`.procedural_stats`); nothing is
+read, incremented and written back.
+
+Reads stay fast as events pile up: events are compacted into segments
+(:mod:`.event_log`) that reads combine with only the newer events, with the
+exact result of folding every event, however compactions and writers
+interleave. :meth:`ProceduralMemory.compact` compacts everything; a read that
+sees more than ``ProceduralConfig.compact_after`` un-compacted events of one
+tool or strategy compacts those itself.
+
+Namespaces under the scope: ``("procedural", "tool_uses")`` (one item per use)
+with ``("procedural", "tool_uses_folded")`` and ``("procedural",
+"tool_uses_folded_events")`` (segment heads and bodies), ``("procedural",
+"strategies")`` (definitions, embedded for relevance), ``("procedural",
+"strategy_outcomes")`` with ``..._folded`` and ``..._folded_events`` likewise,
+and ``("procedural", "preferences")``.
+
+Example:
+    >>> from langgraph.store.memory import InMemoryStore
+    >>> from langchain_tiered_memory.tiers.common.scope import MemoryScope
+    >>> memory = ProceduralMemory(InMemoryStore(), MemoryScope("alice"))
+    >>> _ = memory.record_tool_use(ToolUsageRecord(tool_name="orders", success=False,
+    ...     error_message="410 Gone", hint="use orders_v2"))
+    >>> print(memory.get_context_injection())
+    Tool usage warnings:
+    - orders: 100% failure rate over 1 uses; last call failed: 410 Gone (hint: use orders_v2)
+"""
+
+from __future__ import annotations
+
+import math
+import uuid
+from collections.abc import Hashable
+from dataclasses import dataclass, replace
+from datetime import datetime
+from typing import Any
+
+from langgraph.store.base import BaseStore, GetOp, PutOp, SearchItem, SearchOp
+
+from langchain_tiered_memory.errors import ConfigurationError, InvalidInputError
+from langchain_tiered_memory.tiers.common.args import Clock, tier_args
+from langchain_tiered_memory.tiers.common.event_log import CompactionResult, EventLog
+from langchain_tiered_memory.tiers.common.ranking import RelevanceScale, relevance_scores
+from langchain_tiered_memory.tiers.common.records import (
+    Plan,
+    StoreOps,
+    arun_plan,
+    run_plan,
+    search_all,
+    to_epoch,
+    validate_model,
+)
+from langchain_tiered_memory.tiers.common.scope import MemoryScope
+from langchain_tiered_memory.tiers.procedural.models import (
+    ScoredStrategy,
+    Strategy,
+    ToolGuidance,
+    ToolUsageRecord,
+)
+from langchain_tiered_memory.tiers.procedural.stats import (
+    OUTCOME_EVENTS,
+    TOOL_EVENTS,
+    ToolTally,
+    strategy_from_value,
+    strategy_key,
+    strategy_value,
+    tool_event_value,
+)
+from langchain_tiered_memory.tiers.procedural.text import render_injection
+
+__all__ = ["ProceduralConfig", "ProceduralMemory"]
+
+_GROUP_READ_LIMIT = 64
+"""Above this many strategies, one read of every outcome beats one read per strategy."""
+
+
+@dataclass(frozen=True)
+class ProceduralConfig:
+    """Settings of :class:`ProceduralMemory`.
+
+    Args:
+        relevance_weight: Weight of similarity to the context when ranking strategies.
+        confidence_weight: Weight of a strategy's Wilson confidence.
+        inject_min_confidence: Strategies below this are left out of the injection.
+        inject_min_successes: ... and so are strategies with fewer successes.
+        max_injected_strategies: At most this many strategies are injected.
+        warn_min_failures: A tool is warned about when it failed at least this often
+            with a failure rate of at least ``warn_failure_rate`` ...
+        warn_failure_rate: ... or whenever its last call failed.
+        max_tool_warnings: At most this many tool warnings (most recent failures first).
+        max_common_errors: Error patterns kept per tool.
+        pattern_min_frequency: A parameter value shared by more than this share of
+            successful calls is reported as a pattern.
+        relevance_scale: How store scores become relevance in [0, 1]; see
+            :class:`~langchain_tiered_memory.tiers.common.ranking.RankingConfig`.
+        compact_after: A read that sees more than this many un-compacted events
+            of one tool or strategy compacts them (``None``: only
+            :meth:`ProceduralMemory.compact` does).
+    """
+
+    relevance_weight: float = 0.6
+    confidence_weight: float = 0.4
+    inject_min_confidence: float = 0.5
+    inject_min_successes: int = 3
+    max_injected_strategies: int = 5
+    warn_min_failures: int = 3
+    warn_failure_rate: float = 0.3
+    max_tool_warnings: int = 5
+    max_common_errors: int = 5
+    pattern_min_frequency: float = 0.6
+    relevance_scale: RelevanceScale = "relative"
+    compact_after: int | None = 200
+
+    def __post_init__(self) -> None:
+        n = self.compact_after
+        if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 1):
+            raise ConfigurationError(
+                f"compact_after={n!r}: use a whole number >= 1, or None to compact only on demand"
+            )
+        weights = (self.relevance_weight, self.confidence_weight)
+        if any(not math.isfinite(w) or w < 0 for w in weights) or sum(weights) <= 0:
+            raise ConfigurationError(
+                f"relevance_weight={self.relevance_weight}, confidence_weight="
+                f"{self.confidence_weight}: use finite weights >= 0, not both zero"
+            )
+        for name in ("inject_min_confidence", "warn_failure_rate", "pattern_min_frequency"):
+            if not 0.0 <= getattr(self, name) <= 1.0:
+                raise ConfigurationError(f"{name}={getattr(self, name)}: use a value in [0, 1]")
+
+
+def _context_text(context: str | None) -> str | None:
+    if context is None:
+        return None
+    if not isinstance(context, str):
+        raise InvalidInputError(f"context must be text, got {type(context).__name__}")
+    return context.strip() or None
+
+
+class _GuidanceMemo:
+    """The last folded tool guidance, under the store version it was read at."""
+
+    def __init__(self) -> None:
+        self._kept: tuple[Hashable, list[ToolGuidance]] | None = None
+
+    def get(self, token: Hashable | None) -> list[ToolGuidance] | None:
+        """Copies of the kept guidance if it was read at ``token``, else None."""
+        kept = self._kept  # one read: another thread may replace it meanwhile
+        if token is None or kept is None or kept[0] != token:
+            return None
+        return [_copy_guidance(g) for g in kept[1]]
+
+    def keep(self, token: Hashable | None, guidance: list[ToolGuidance]) -> list[ToolGuidance]:
+        """Keep copies of ``guidance`` under ``token`` (nothing if None); return ``guidance``."""
+        if token is not None:
+            self._kept = (token, [_copy_guidance(g) for g in guidance])
+        return guidance
+
+
+def _copy_guidance(guidance: ToolGuidance) -> ToolGuidance:
+    """A copy a caller may change (the dataclass is frozen; its lists are not)."""
+    return replace(
+        guidance,
+        common_errors=list(guidance.common_errors),
+        successful_patterns=list(guidance.successful_patterns),
+    )
+
+
+def _name(value: str, what: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidInputError(f"{what} is {value!r}: pass a non-empty name")
+    return " ".join(value.split())
+
+
+class ProceduralMemory:
+    """One scope's learned procedures (the seed's ``ProceduralMemory``), kept in a store.
+
+    Strategy relevance uses the store's vector index when it has one (the
+    ``text`` field of each strategy is indexed explicitly); without an index,
+    strategies rank by confidence alone.
+
+    Args:
+        store: Any LangGraph ``BaseStore``.
+        scope: Whose procedures these are.
+        config: Ranking weights and injection thresholds.
+        clock: Returns "now" (aware); injectable for tests.
+
+    Example:
+        >>> from langgraph.store.memory import InMemoryStore
+        >>> memory = ProceduralMemory(InMemoryStore(), MemoryScope("bob"))
+        >>> _ = memory.register_strategy("small-commits", "Commit in small steps",
+        ...                              conditions="refactoring", procedure="commit often")
+        >>> memory.update_strategy_outcome("small-commits", success=True).success_count
+        1
+        >>> memory.set_preference("language", "python"); memory.get_preferences()
+        {'language': 'python'}
+    """
+
+    def __init__(
+        self,
+        store: BaseStore,
+        scope: MemoryScope,
+        *,
+        config: ProceduralConfig | None = None,
+        clock: Clock | None = None,
+    ) -> None:
+        self._args = tier_args(store, scope, clock)
+        self.store: BaseStore = self._args.store
+        self.scope: MemoryScope = self._args.scope
+        self.config = config or ProceduralConfig()
+        self.tools_namespace = scope.namespace("procedural", "tool_uses")
+        self.strategies_namespace = scope.namespace("procedural", "strategies")
+        self.outcomes_namespace = scope.namespace("procedural", "strategy_outcomes")
+        self.preferences_namespace = scope.namespace("procedural", "preferences")
+        self.tool_log = EventLog(
+            TOOL_EVENTS,
+            self.tools_namespace,
+            scope.namespace("procedural", "tool_uses_folded"),
+            scope.namespace("procedural", "tool_uses_folded_events"),
+        )
+        self._guidance_memo = _GuidanceMemo()
+        self.outcome_log = EventLog(
+            OUTCOME_EVENTS,
+            self.outcomes_namespace,
+            scope.namespace("procedural", "strategy_outcomes_folded"),
+            scope.namespace("procedural", "strategy_outcomes_folded_events"),
+        )
+
+    def _now(self) -> datetime:
+        return self._args.now()
+
+    # ------------------------------------------------------------------ plans: compaction
+
+    def _compact_plan(self) -> Plan[CompactionResult]:
+        tools = yield from self.tool_log.read_plan(None)
+        done = yield from self.tool_log.compact_plan(tools)
+        outcomes = yield from self.outcome_log.read_plan(None)
+        return done + (yield from self.outcome_log.compact_plan(outcomes))
+
+    # ------------------------------------------------------------------ plans: tools
+
+    def _record_tool_plan(self, record: ToolUsageRecord | dict[str, Any]) -> Plan[ToolUsageRecord]:
+        rec = validate_model(ToolUsageRecord, record, "tool usage record")
+        put = PutOp(self.tools_namespace, rec.record_id, tool_event_value(rec), index=False)
+        yield StoreOps((put,))
+        return rec
+
+    def _guidance(self, tool_name: str, tally: ToolTally) -> ToolGuidance:
+        return tally.guidance(
+            tool_name,
+            max_errors=self.config.max_common_errors,
+            pattern_min_frequency=self.config.pattern_min_frequency,
+        )
+
+    def _guidance_plan(self, tool_name: str) -> Plan[ToolGuidance]:
+        name = _name(tool_name, "tool_name")
+        read = yield from self.tool_log.read_plan([name])
+        guidance = self._guidance(name, read.view(name).tally)
+        yield from self.tool_log.auto_compact_plan(read, [name], self.config.compact_after)
+        return guidance
+
+    def _all_guidance_plan(self) -> Plan[list[ToolGuidance]]:
+        read = yield from self.tool_log.read_plan(None)
+        groups = read.groups()
+        guidance = [self._guidance(name, read.view(name).tally) for name in groups]
+        yield from self.tool_log.auto_compact_plan(read, groups, self.config.compact_after)
+        return [g for g in guidance if g.known]
+
+    # ------------------------------------------------------------------ plans: strategies
+
+    def _register_plan(
+        self, name: str, description: str, conditions: str, procedure: str
+    ) -> Plan[Strategy]:
+        strategy = validate_model(
+            Strategy,
+            {
+                "name": name,
+                "description": description,
+                "conditions": conditions,
+                "procedure": procedure,
+                "created_at": self._now(),
+            },
+            "strategy",
+        )
+        key = strategy_key(strategy.name)
+        put = PutOp(self.strategies_namespace, key, strategy_value(strategy), index=["text"])
+        yield StoreOps((put,))
+        (strategy,) = yield from self._with_counts([strategy])
+        return strategy
+
+    def _with_counts(self, strategies: list[Strategy]) -> Plan[list[Strategy]]:
+        if not strategies:
+            return []
+        keys = [strategy_key(s.name) for s in strategies]
+        read = yield from self.outcome_log.read_plan(
+            keys if len(keys) <= _GROUP_READ_LIMIT else None
+        )
+        counted = [read.view(k).tally.apply(s) for k, s in zip(keys, strategies, strict=True)]
+        yield from self.outcome_log.auto_compact_plan(read, keys, self.config.compact_after)
+        return counted
+
+    def _get_strategy_plan(self, name: str) -> Plan[Strategy | None]:
+        key = strategy_key(_name(name, "strategy name"))
+        (item,) = yield StoreOps((GetOp(self.strategies_namespace, key),))
+        if item is None:
+            return None
+        (strategy,) = yield from self._with_counts([strategy_from_value(item.value)])
+        return strategy
+
+    def _outcome_plan(self, name: str, success: bool) -> Plan[Strategy]:
+        if not isinstance(success, bool):
+            raise InvalidInputError(f"success is {success!r}: pass True or False")
+        key = strategy_key(_name(name, "strategy name"))
+        (item,) = yield StoreOps((GetOp(self.strategies_namespace, key),))
+        if item is None:
+            raise InvalidInputError(
+                f"strategy {name!r} is not registered: call register_strategy first"
+            )
+        now = self._now()
+        event = {
+            "strategy_key": key,
+            "success": success,
+            "ts": to_epoch(now),
+            "timestamp": now.isoformat(),
+        }
+        yield StoreOps((PutOp(self.outcomes_namespace, uuid.uuid4().hex, event, index=False),))
+        (strategy,) = yield from self._with_counts([strategy_from_value(item.value)])
+        return strategy
+
+    def _scored(self, strategy: Strategy, relevance: float | None) -> ScoredStrategy:
+        w_rel, w_conf = self.config.relevance_weight, self.config.confidence_weight
+        if relevance is None:  # no context: confidence alone
+            w_rel, relevance = 0.0, 0.0
+        total = (w_rel * relevance + w_conf * strategy.confidence) / ((w_rel + w_conf) or 1.0)
+        return ScoredStrategy(strategy, relevance, strategy.confidence, total)
+
+    def _applicable_plan(
+        self, context: str | None, top_k: int, min_confidence: float, min_relevance: float
+    ) -> Plan[list[ScoredStrategy]]:
+        if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
+            raise InvalidInputError(f"top_k is {top_k!r}: use a whole number >= 1")
+        text = _context_text(context)
+        items: list[SearchItem]
+        if text is None:
+            items = yield from search_all(self.strategies_namespace, [None])
+        else:
+            limit = max(top_k * 4, 20)
+            (found,) = yield StoreOps((SearchOp(self.strategies_namespace, None, limit, 0, text),))
+            items = list(found)
+        strategies = yield from self._with_counts([strategy_from_value(i.value) for i in items])
+        relevances: list[float | None] = [None] * len(items)
+        if text is not None:
+            relevances = list(
+                relevance_scores([i.score for i in items], self.config.relevance_scale)
+            )
+        scored = [self._scored(s, r) for s, r in zip(strategies, relevances, strict=True)]
+        kept = [
+            s
+            for s in scored
+            if s.confidence >= min_confidence and (text is None or s.relevance >= min_relevance)
+        ]
+        kept.sort(key=lambda s: (s.score, s.confidence), reverse=True)
+        return kept[:top_k]
+
+    # ------------------------------------------------------------------ plans: preferences
+
+    def _set_preference_plan(self, key: str, value: Any) -> Plan[None]:
+        name = _name(key, "preference key")
+        now = self._now()
+        stored = {"key": name, "value": value, "updated_at": now.isoformat()}
+        yield StoreOps((PutOp(self.preferences_namespace, name, stored, index=False),))
+
+    def _delete_preference_plan(self, key: str) -> Plan[None]:
+        yield StoreOps((PutOp(self.preferences_namespace, _name(key, "preference key"), None),))
+
+    def _preferences_plan(self) -> Plan[dict[str, Any]]:
+        items = yield from search_all(self.preferences_namespace, [None])
+        return {i.value["key"]: i.value["value"] for i in sorted(items, key=lambda i: i.key)}
+
+    # ------------------------------------------------------------------ plans: injection
+
+    def _needs_warning(self, g: ToolGuidance) -> bool:
+        c = self.config
+        frequent = g.failures >= c.warn_min_failures and g.failure_rate >= c.warn_failure_rate
+        return frequent or g.last_success is False
+
+    def _injection_plan(self, context: str | None) -> Plan[str]:
+        c = self.config
+        scored = yield from self._applicable_plan(
+            context, max(c.max_injected_strategies * 4, 20), c.inject_min_confidence, 0.0
+        )
+        strategies = [
+            s.strategy for s in scored if s.strategy.success_count >= c.inject_min_successes
+        ][: c.max_injected_strategies]
+        guidance = yield from self._all_guidance_plan()
+        warned = [g for g in guidance if self._needs_warning(g)]
+        warned.sort(
+            key=lambda g: (g.last_success is False, to_epoch(g.last_used) if g.last_used else 0.0),
+            reverse=True,
+        )
+        preferences = yield from self._preferences_plan()
+        return render_injection(strategies, warned[: c.max_tool_warnings], preferences)
+
+    # ------------------------------------------------------------------ public API
+
+    def record_tool_use(self, record: ToolUsageRecord | dict[str, Any]) -> ToolUsageRecord:
+        """Store one tool use (secrets redacted); returns the record as stored.
+
+        Raises:
+            InvalidInputError: The record is invalid (e.g. empty tool name,
+                negative time); nothing was stored.
+        """
+        return run_plan(self.store, self._record_tool_plan(record))
+
+    async def arecord_tool_use(self, record: ToolUsageRecord | dict[str, Any]) -> ToolUsageRecord:
+        """Async twin of :meth:`record_tool_use`."""
+        return await arun_plan(self.store, self._record_tool_plan(record))
+
+    def get_tool_guidance(self, tool_name: str) -> ToolGuidance:
+        """Success rate, average time, common normalised errors and parameter patterns."""
+        return run_plan(self.store, self._guidance_plan(tool_name))
+
+    async def aget_tool_guidance(self, tool_name: str) -> ToolGuidance:
+        """Async twin of :meth:`get_tool_guidance`."""
+        return await arun_plan(self.store, self._guidance_plan(tool_name))
+
+    def get_all_tool_guidance(self) -> list[ToolGuidance]:
+        """Guidance for every tool used in this scope, by tool name.
+
+        On a store that versions its namespaces (the embedded
+        ``QdrantMemoryStore``, see its ``namespace_version``) the folded result
+        is kept and reused until this scope's procedural memory changes: the
+        context assembler asks for it on every call, and folding the tool-use
+        log is most of that read's time.
+        """
+        return run_plan(self.store, self._kept_guidance_plan())
+
+    async def aget_all_tool_guidance(self) -> list[ToolGuidance]:
+        """Async twin of :meth:`get_all_tool_guidance`."""
+        return await arun_plan(self.store, self._kept_guidance_plan())
+
+    def _kept_guidance_plan(self) -> Plan[list[ToolGuidance]]:
+        # The version is read before the log (when the driver starts the plan).
+        token = self._procedural_version()
+        kept = self._guidance_memo.get(token)
+        if kept is not None:
+            return kept
+        return self._guidance_memo.keep(token, (yield from self._all_guidance_plan()))
+
+    def _procedural_version(self) -> Hashable | None:
+        """The store's version of this scope's procedural namespaces, if it keeps one."""
+        version = getattr(self.store, "namespace_version", None)
+        return version(self.scope.namespace("procedural")) if callable(version) else None
+
+    def compact(self) -> CompactionResult:
+        """Fold every tool use and strategy outcome into segments and delete the folded events.
+
+        Safe at any time, also while other processes write or compact: no event is
+        lost or counted twice (see :mod:`~langchain_tiered_memory.tiers.common.event_log`).
+        Reads give the same statistics before and after.
+        """
+        return run_plan(self.store, self._compact_plan())
+
+    async def acompact(self) -> CompactionResult:
+        """Async twin of :meth:`compact`."""
+        return await arun_plan(self.store, self._compact_plan())
+
+    def register_strategy(
+        self, name: str, description: str, conditions: str = "", procedure: str = ""
+    ) -> Strategy:
+        """Register (or redefine) a strategy; its recorded outcomes are kept."""
+        return run_plan(self.store, self._register_plan(name, description, conditions, procedure))
+
+    async def aregister_strategy(
+        self, name: str, description: str, conditions: str = "", procedure: str = ""
+    ) -> Strategy:
+        """Async twin of :meth:`register_strategy`."""
+        plan = self._register_plan(name, description, conditions, procedure)
+        return await arun_plan(self.store, plan)
+
+    def get_strategy(self, name: str) -> Strategy | None:
+        """A strategy with its counts, or ``None``."""
+        return run_plan(self.store, self._get_strategy_plan(name))
+
+    async def aget_strategy(self, name: str) -> Strategy | None:
+        """Async twin of :meth:`get_strategy`."""
+        return await arun_plan(self.store, self._get_strategy_plan(name))
+
+    def update_strategy_outcome(self, name: str, success: bool) -> Strategy:
+        """Record one outcome of a strategy; returns it with its new counts.
+
+        Raises:
+            InvalidInputError: The strategy is not registered.
+        """
+        return run_plan(self.store, self._outcome_plan(name, success))
+
+    async def aupdate_strategy_outcome(self, name: str, success: bool) -> Strategy:
+        """Async twin of :meth:`update_strategy_outcome`."""
+        return await arun_plan(self.store, self._outcome_plan(name, success))
+
+    def get_applicable_strategies(
+        self,
+        context: str | None,
+        *,
+        top_k: int = 5,
+        min_confidence: float = 0.0,
+        min_relevance: float = 0.0,
+    ) -> list[ScoredStrategy]:
+        """Strategies for ``context``, ranked by relevance to it and by confidence.
+
+        Without a context (``None`` or blank), every strategy ranks by confidence.
+        """
+        plan = self._applicable_plan(context, top_k, min_confidence, min_relevance)
+        return run_plan(self.store, plan)
+
+    async def aget_applicable_strategies(
+        self,
+        context: str | None,
+        *,
+        top_k: int = 5,
+        min_confidence: float = 0.0,
+        min_relevance: float = 0.0,
+    ) -> list[ScoredStrategy]:
+        """Async twin of :meth:`get_applicable_strategies`."""
+        plan = self._applicable_plan(context, top_k, min_confidence, min_relevance)
+        return await arun_plan(self.store, plan)
+
+    def set_preference(self, key: str, value: Any) -> None:
+        """Set a user preference (JSON-serialisable value); the last write wins."""
+        run_plan(self.store, self._set_preference_plan(key, value))
+
+    async def aset_preference(self, key: str, value: Any) -> None:
+        """Async twin of :meth:`set_preference`."""
+        await arun_plan(self.store, self._set_preference_plan(key, value))
+
+    def delete_preference(self, key: str) -> None:
+        """Forget a preference (no error if it is absent)."""
+        run_plan(self.store, self._delete_preference_plan(key))
+
+    async def adelete_preference(self, key: str) -> None:
+        """Async twin of :meth:`delete_preference`."""
+        await arun_plan(self.store, self._delete_preference_plan(key))
+
+    def get_preferences(self) -> dict[str, Any]:
+        """Every preference, by key."""
+        return run_plan(self.store, self._preferences_plan())
+
+    async def aget_preferences(self) -> dict[str, Any]:
+        """Async twin of :meth:`get_preferences`."""
+        return await arun_plan(self.store, self._preferences_plan())
+
+    def get_context_injection(self, context: str | None = None) -> str:
+        """Learned strategies (relevant to ``context`` if given), tool warnings and preferences.
+
+        Returns ``""`` when there is nothing to say.
+        """
+        return run_plan(self.store, self._injection_plan(context))
+
+    async def aget_context_injection(self, context: str | None = None) -> str:
+        """Async twin of :meth:`get_context_injection`."""
+        return await arun_plan(self.store, self._injection_plan(context))

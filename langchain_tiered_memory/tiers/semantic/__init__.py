@@ -1,0 +1,1 @@
+"""Semantic memory: entity-centric facts with confidence, provenance and time."""

@@ -1,0 +1,315 @@
+"""Judging whether a new fact restates, contradicts, or is unrelated to a stored one.
+
+Two judges share one interface (:class:`ConsistencyJudge`):
+
+* :class:`HeuristicConsistencyJudge` (no model). Its rules, in order:
+
+  1. Both facts name an attribute: different attributes, or different slots of a
+     multi-valued attribute (two allergies), are ``unrelated``; the same slot with
+     equal normalised values is ``same``, with different values ``contradicts``.
+  2. Otherwise the texts are compared as sets of content words (lower-cased,
+     ``n't`` expanded, stop words, negations and the entity's own id removed,
+     plural ``s`` stripped). A Jaccard overlap of at least ``same_threshold``
+     (0.8) is ``same``, or ``contradicts`` when exactly one side is negated
+     ("likes coffee" / "does not like coffee"). Anything less is ``unrelated``,
+     so similar wording about different things keeps both facts.
+
+* :class:`LLMConsistencyJudge` asks a chat model through
+  ``with_structured_output(ConsistencyVerdict)``. Cases rule 1 settles are not
+  sent to the model. If the model fails or answers malformed output, the
+  heuristic verdict is used and the error is reported on the judgement.
+
+Example:
+    >>> from datetime import datetime, timezone
+    >>> from langchain_tiered_memory.tiers.semantic.models import Fact
+    >>> t = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    >>> def fact(text):
+    ...     return Fact(fact_id=text, entity_id="al", content=text, confidence=0.8,
+    ...                 first_observed=t, last_confirmed=t, valid_from=t)
+    >>> judge = HeuristicConsistencyJudge()
+    >>> judge.judge(fact("Likes green tea"), fact("likes green tea!")).relation
+    'same'
+    >>> judge.judge(fact("Likes green tea"), fact("Does not like green tea")).relation
+    'contradicts'
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+from pydantic import BaseModel, Field
+
+from langchain_tiered_memory.chat_models import (
+    DEFAULT_LLM_TIMEOUT,
+    ainvoke_with_timeout,
+    check_timeout,
+    invoke_with_timeout,
+)
+from langchain_tiered_memory.tiers.semantic.models import Fact, normalize_value
+
+__all__ = [
+    "Consistency",
+    "ConsistencyJudge",
+    "ConsistencyVerdict",
+    "HeuristicConsistencyJudge",
+    "Judgement",
+    "LLMConsistencyJudge",
+    "content_tokens",
+]
+
+logger = logging.getLogger(__name__)
+
+
+Consistency = Literal["same", "contradicts", "unrelated"]
+
+_WORD_RE = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+_NEGATIONS = frozenset({"not", "no", "never", "none", "nor", "neither", "nobody", "nothing"})
+_STOPWORDS = frozenset(
+    re.findall(
+        r"\S+",
+        """
+    a an the is are was were be been being am to of in on at for with by from and or as
+    that this these those it its i me my mine he him his she her hers they them their we
+    us our you your user has have had do does did very really also just now currently so
+    who which what
+    """,
+    )
+)
+
+
+class ConsistencyVerdict(BaseModel):
+    """The structured answer an LLM judge fills."""
+
+    relation: Consistency = Field(
+        description=(
+            "'same': the new statement says the same thing as the stored one; "
+            "'contradicts': both cannot be true at once (e.g. a different value for "
+            "the same attribute, or a negation); 'unrelated': they are about different things."
+        )
+    )
+    reason: str = Field(default="", description="One short sentence explaining the verdict.")
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """A verdict plus who gave it and any error met on the way."""
+
+    relation: Consistency
+    judged_by: str
+    reason: str = ""
+    error: str | None = None
+
+
+class ConsistencyJudge(Protocol):
+    """Decides how a new fact relates to a stored one."""
+
+    def judge(self, existing: Fact, new: Fact) -> Judgement:
+        """Judge synchronously."""
+        ...
+
+    async def ajudge(self, existing: Fact, new: Fact) -> Judgement:
+        """Judge asynchronously."""
+        ...
+
+
+def _stem(word: str) -> str:
+    if word.endswith("ies") and len(word) > 4:
+        return word[:-3] + "y"
+    if word.endswith("s") and not word.endswith("ss") and len(word) > 3:
+        return word[:-1]
+    return word
+
+
+def content_tokens(text: str, *, ignore: frozenset[str] = frozenset()) -> tuple[set[str], bool]:
+    """Content words of ``text`` and whether it is negated.
+
+    Example:
+        >>> sorted(content_tokens("User doesn't eat apples")[0]), content_tokens("no")[1]
+        (['apple', 'eat'], True)
+    """
+    lowered = text.lower().replace("\u2019", "'").replace("n't", " not")
+    words = _WORD_RE.findall(lowered)
+    negated = any(w in _NEGATIONS for w in words)
+    tokens = {
+        _stem(w.split("'")[0])
+        for w in words
+        if w not in _NEGATIONS and w not in _STOPWORDS and w not in ignore
+    }
+    tokens.discard("")
+    return tokens, negated
+
+
+def _slot_rule(existing: Fact, new: Fact) -> Judgement | None:
+    """Rule 1: settle facts that both name an attribute; ``None`` if it does not apply."""
+    if existing.attribute is None or new.attribute is None:
+        return None
+    if existing.attribute != new.attribute:
+        return Judgement("unrelated", "slot", "different attributes")
+    if existing.slot_key != new.slot_key:
+        return Judgement("unrelated", "slot", "different values of a multi-valued attribute")
+    if existing.value is None or new.value is None:
+        return None
+    if normalize_value(existing.value) == normalize_value(new.value):
+        return Judgement("same", "slot", "same value in the same slot")
+    return Judgement("contradicts", "slot", "different value in the same slot")
+
+
+@dataclass(frozen=True)
+class HeuristicConsistencyJudge:
+    """The documented no-model judge (see the module docstring for its rules).
+
+    Args:
+        same_threshold: Jaccard overlap of content words at which two texts are
+            taken to say the same thing.
+
+    Example:
+        >>> HeuristicConsistencyJudge().same_threshold
+        0.8
+    """
+
+    same_threshold: float = 0.8
+
+    def judge(self, existing: Fact, new: Fact) -> Judgement:
+        """Judge by the slot rule, then by content-word overlap and negation."""
+        ruled = _slot_rule(existing, new)
+        if ruled is not None:
+            return ruled
+        ignore = frozenset(_WORD_RE.findall(existing.entity_id))
+        a, neg_a = content_tokens(existing.content, ignore=ignore)
+        b, neg_b = content_tokens(new.content, ignore=ignore)
+        if not a or not b:
+            return Judgement("unrelated", "heuristic", "no content words to compare")
+        overlap = len(a & b) / len(a | b)
+        if overlap < self.same_threshold:
+            return Judgement("unrelated", "heuristic", f"word overlap {overlap:.2f}")
+        if neg_a != neg_b:
+            return Judgement("contradicts", "heuristic", "same words, one side negated")
+        return Judgement("same", "heuristic", f"word overlap {overlap:.2f}")
+
+    async def ajudge(self, existing: Fact, new: Fact) -> Judgement:
+        """Same as :meth:`judge` (no I/O)."""
+        return self.judge(existing, new)
+
+
+_JUDGE_SYSTEM = (
+    "You maintain a memory of facts about people and things. Compare a stored fact "
+    "with a newly stated one about the same entity and answer with the relation: "
+    "'same' if the new statement restates the stored fact (possibly in other words), "
+    "'contradicts' if both cannot be true at the same time, 'unrelated' otherwise. "
+    "Facts with similar wording about different things are 'unrelated'."
+)
+_WHAT = "the consistency judge model"
+
+
+def _fact_line(fact: Fact) -> str:
+    slot = f" [attribute {fact.attribute}={fact.value}]" if fact.attribute else ""
+    return f"{fact.content}{slot}"
+
+
+class LLMConsistencyJudge:
+    """A judge backed by a chat model's structured output, with a heuristic fallback.
+
+    Args:
+        llm: Any chat model supporting ``with_structured_output``.
+        fallback: Used when the model fails (default: :class:`HeuristicConsistencyJudge`).
+        timeout: Seconds one model call may take (``None``: no limit); a slower
+            call fails like any other: the fallback's verdict is used and the
+            error is reported on the judgement.
+
+    Raises:
+        ConfigurationError: ``timeout`` is not a positive number or ``None``.
+
+    Example:
+        >>> from datetime import datetime, timezone
+        >>> from langchain_tiered_memory.testing.fakes import ScriptedChatModel
+        >>> from langchain_tiered_memory.tiers.semantic.models import Fact
+        >>> t = datetime(2026, 1, 1, tzinfo=timezone.utc)
+        >>> a = Fact(fact_id="a", entity_id="al", content="Lives in NYC", confidence=0.8,
+        ...          first_observed=t, last_confirmed=t, valid_from=t)
+        >>> b = a.model_copy(update={"fact_id": "b", "content": "Based in New York City"})
+        >>> judge = LLMConsistencyJudge(ScriptedChatModel(responses=[{"relation": "same"}]))
+        >>> judge.judge(a, b).relation
+        'same'
+    """
+
+    def __init__(
+        self,
+        llm: BaseChatModel,
+        *,
+        fallback: ConsistencyJudge | None = None,
+        timeout: float | None = DEFAULT_LLM_TIMEOUT,
+    ) -> None:
+        self.llm = llm
+        self.fallback: ConsistencyJudge = fallback or HeuristicConsistencyJudge()
+        self.timeout = check_timeout(timeout)
+        self._runnable: Any = None
+
+    def _structured(self) -> Any:
+        if self._runnable is None:
+            self._runnable = self.llm.with_structured_output(ConsistencyVerdict)
+        return self._runnable
+
+    @staticmethod
+    def messages(existing: Fact, new: Fact) -> list[BaseMessage]:
+        """The prompt sent to the model."""
+        return [
+            SystemMessage(content=_JUDGE_SYSTEM),
+            HumanMessage(
+                content=(
+                    f"Entity: {existing.entity_id}\n"
+                    f"Stored fact: {_fact_line(existing)}\n"
+                    f"New statement: {_fact_line(new)}"
+                )
+            ),
+        ]
+
+    @staticmethod
+    def _interpret(raw: Any) -> ConsistencyVerdict:
+        if isinstance(raw, ConsistencyVerdict):
+            return raw
+        if raw is None:
+            raise ValueError("the model returned no structured output")
+        return ConsistencyVerdict.model_validate(raw)
+
+    @staticmethod
+    def _settled(existing: Fact, new: Fact) -> Judgement | None:
+        """Slot-rule verdicts that need no model (a different value may be a synonym)."""
+        ruled = _slot_rule(existing, new)
+        return ruled if ruled is not None and ruled.relation != "contradicts" else None
+
+    def _on_error(self, exc: Exception, existing: Fact, new: Fact) -> Judgement:
+        message = f"LLM consistency judge failed ({type(exc).__name__}: {exc}); used fallback"
+        logger.warning(message)
+        fallback = self.fallback.judge(existing, new)
+        return Judgement(fallback.relation, fallback.judged_by, fallback.reason, message)
+
+    def judge(self, existing: Fact, new: Fact) -> Judgement:
+        """Judge with the model (slot-rule cases are settled without it)."""
+        ruled = self._settled(existing, new)
+        if ruled is not None:
+            return ruled
+        try:
+            messages = self.messages(existing, new)
+            raw = invoke_with_timeout(self._structured(), messages, self.timeout, what=_WHAT)
+            verdict = self._interpret(raw)
+        except Exception as exc:
+            return self._on_error(exc, existing, new)
+        return Judgement(verdict.relation, "llm", verdict.reason)
+
+    async def ajudge(self, existing: Fact, new: Fact) -> Judgement:
+        """Async twin of :meth:`judge`."""
+        ruled = self._settled(existing, new)
+        if ruled is not None:
+            return ruled
+        try:
+            messages = self.messages(existing, new)
+            raw = await ainvoke_with_timeout(self._structured(), messages, self.timeout, what=_WHAT)
+            verdict = self._interpret(raw)
+        except Exception as exc:
+            return self._on_error(exc, existing, new)
+        return Judgement(verdict.relation, "llm", verdict.reason)

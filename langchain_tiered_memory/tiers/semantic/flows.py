@@ -1,0 +1,618 @@
+"""The semantic tier's operations as I/O-free plans, run by a sync or an async driver.
+
+Each flow is a generator: it *yields* requests (store operations, a consistency
+judgement, an LLM extraction), receives their answers, and *returns* the
+result. :class:`~langchain_tiered_memory.tiers.semantic.memory.SemanticMemory` runs a
+flow with ``store.batch`` / ``judge.judge`` or ``store.abatch`` /
+``judge.ajudge``, so the sync and async methods share every line of logic.
+
+Example:
+    >>> from langgraph.store.memory import InMemoryStore
+    >>> from langchain_tiered_memory.tiers.common.scope import MemoryScope
+    >>> from langchain_tiered_memory.tiers.semantic.memory import SemanticMemory
+    >>> memory = SemanticMemory(InMemoryStore(), MemoryScope("alice"))
+    >>> memory.store_fact("alice", "Likes tea").outcome
+    'new'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, TypeAlias, TypeVar
+
+from langgraph.store.base import GetOp, Item, Op, PutOp, SearchOp
+
+from langchain_tiered_memory.errors import InvalidInputError
+from langchain_tiered_memory.tiers.common.scope import MemoryScope, normalize_id
+from langchain_tiered_memory.tiers.semantic.consistency import Judgement
+from langchain_tiered_memory.tiers.semantic.extraction import ExtractionResult, resolve_entity_id
+from langchain_tiered_memory.tiers.semantic.models import (
+    Entity,
+    Fact,
+    Relation,
+    SemanticMemoryConfig,
+    fact_to_value,
+    normalize_attribute,
+)
+from langchain_tiered_memory.tiers.semantic.results import (
+    EntityContext,
+    FactWriteResult,
+    RelatedEntity,
+    RememberResult,
+    SemanticSearchHit,
+)
+from langchain_tiered_memory.tiers.semantic.rules import (
+    as_candidate,
+    build_entity_context,
+    entity_value,
+    make_draft,
+    merge_search_hits,
+    parse_records,
+    promote,
+    reinforce,
+    related_entities,
+    select_near_duplicates,
+    should_supersede,
+    supersede,
+)
+
+__all__ = ["ExtractCall", "Flow", "FlowContext", "JudgeCall", "StoreCall"]
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class StoreCall:
+    """Run these store operations in one ``batch``; the answer is the result list."""
+
+    ops: tuple[Op, ...]
+
+
+@dataclass(frozen=True)
+class JudgeCall:
+    """Ask the consistency judge; the answer is a :class:`Judgement`."""
+
+    existing: Fact
+    new: Fact
+
+
+@dataclass(frozen=True)
+class ExtractCall:
+    """Ask the LLM extractor; the answer is an :class:`ExtractionResult`."""
+
+    text: str
+    known: tuple[Entity, ...]
+
+
+Request: TypeAlias = StoreCall | JudgeCall | ExtractCall
+Flow: TypeAlias = Generator[Request, Any, T]
+
+
+@dataclass(frozen=True)
+class FlowContext:
+    """Where and when a flow runs: namespaces of the scope, settings, and ``now``."""
+
+    scope: MemoryScope
+    config: SemanticMemoryConfig
+    now: datetime
+
+    @property
+    def entities_ns(self) -> tuple[str, ...]:
+        """Namespace of entity records."""
+        return self.scope.namespace("semantic", "entities")
+
+    @property
+    def facts_ns(self) -> tuple[str, ...]:
+        """Namespace of fact records."""
+        return self.scope.namespace("semantic", "facts")
+
+    @property
+    def relations_ns(self) -> tuple[str, ...]:
+        """Namespace of relation records."""
+        return self.scope.namespace("semantic", "relations")
+
+    def put_fact(self, fact: Fact) -> PutOp:
+        """The write of one fact (its content is embedded)."""
+        return PutOp(self.facts_ns, fact.fact_id, fact_to_value(fact), index=["content"])
+
+    def put_entity(self, entity: Entity) -> PutOp:
+        """The write of one entity (name, type and aliases are embedded)."""
+        return PutOp(
+            self.entities_ns, entity.entity_id, entity_value(entity), index=["search_text"]
+        )
+
+
+# ---------------------------------------------------------------- reads
+
+
+def scan(ctx: FlowContext, namespace: tuple[str, ...], filter: dict[str, Any]) -> Flow[list[Item]]:
+    """Every item under ``namespace`` matching ``filter``, page by page."""
+    items: list[Item] = []
+    size = ctx.config.page_size
+    while True:
+        op = SearchOp(namespace, filter=filter, limit=size, offset=len(items))
+        page = (yield StoreCall((op,)))[0]
+        items.extend(page)
+        if len(page) < size:
+            return items
+
+
+def get_entity(ctx: FlowContext, entity_id: str) -> Flow[Entity | None]:
+    """One entity, or ``None``."""
+    eid = normalize_id(entity_id, what="entity_id")
+    item = (yield StoreCall((GetOp(ctx.entities_ns, eid),)))[0]
+    parsed: list[Entity] = parse_records([item] if item else [], Entity)
+    return parsed[0] if parsed else None
+
+
+def list_entities(ctx: FlowContext, entity_type: str | None, limit: int) -> Flow[list[Entity]]:
+    """Entities of the scope, optionally of one type."""
+    filt = {"entity_type": normalize_attribute(entity_type)} if entity_type else {}
+    op = SearchOp(ctx.entities_ns, filter=filt or None, limit=max(1, limit))
+    items = (yield StoreCall((op,)))[0]
+    entities: list[Entity] = parse_records(items, Entity)
+    return entities
+
+
+def get_fact(ctx: FlowContext, fact_id: str) -> Flow[Fact | None]:
+    """One fact by id, or ``None``."""
+    item = (yield StoreCall((GetOp(ctx.facts_ns, fact_id),)))[0]
+    parsed: list[Fact] = parse_records([item] if item else [], Fact)
+    return parsed[0] if parsed else None
+
+
+def get_facts(ctx: FlowContext, entity_id: str, as_of: datetime | None) -> Flow[list[Fact]]:
+    """The entity's current facts, or those current at ``as_of``."""
+    eid = normalize_id(entity_id, what="entity_id")
+    filt: dict[str, Any] = {"entity_id": eid}
+    if as_of is None:
+        filt["status"] = "current"
+    facts: list[Fact] = parse_records((yield from scan(ctx, ctx.facts_ns, filt)), Fact)
+    if as_of is not None:
+        facts = [f for f in facts if f.is_current_at(as_of)]
+    else:
+        facts = [f for f in facts if f.is_current]
+    return sorted(facts, key=lambda f: (f.attribute or "~", f.valid_from or f.first_observed))
+
+
+PROFILE_CANDIDATES = 200
+"""Current facts an entity context reads at most (it keeps the best ``max_facts``)."""
+
+
+def profile_candidates(ctx: FlowContext, entity_id: str, max_facts: int) -> Flow[list[Fact]]:
+    """A bounded read of an entity's current facts for its context.
+
+    One search of at most ``max(PROFILE_CANDIDATES, 4 * max_facts)`` items, not a scan
+    of every fact: a profile with tens of thousands of facts costs the same as a small
+    one. On stores that order filter-only searches by update time (the Qdrant store,
+    PostgresStore) these are the most recently confirmed facts.
+    """
+    limit = max(PROFILE_CANDIDATES, 4 * max_facts)
+    op = SearchOp(ctx.facts_ns, filter={"entity_id": entity_id, "status": "current"}, limit=limit)
+    items = (yield StoreCall((op,)))[0]
+    return [f for f in parse_records(items, Fact) if f.is_current]
+
+
+def fact_history(ctx: FlowContext, entity_id: str, attribute: str | None) -> Flow[list[Fact]]:
+    """Every fact (all statuses) of the entity, or of one attribute, oldest first."""
+    filt: dict[str, Any] = {"entity_id": normalize_id(entity_id, what="entity_id")}
+    if attribute is not None:
+        filt["attribute"] = normalize_attribute(attribute)
+    facts: list[Fact] = parse_records((yield from scan(ctx, ctx.facts_ns, filt)), Fact)
+    return sorted(facts, key=lambda f: (f.valid_from or f.first_observed, f.first_observed))
+
+
+def relations_of(ctx: FlowContext, entity_id: str) -> Flow[list[RelatedEntity]]:
+    """Outgoing relations of an entity with their (existing) targets."""
+    eid = normalize_id(entity_id, what="entity_id")
+    items = yield from scan(ctx, ctx.relations_ns, {"source_id": eid})
+    relations: list[Relation] = parse_records(items, Relation)
+    if not relations:
+        return []
+    ops = tuple(GetOp(ctx.entities_ns, r.target_id) for r in relations)
+    found = yield StoreCall(ops)
+    targets = [parse_records([i], Entity)[0] if i else None for i in found]
+    return related_entities(relations, targets)
+
+
+def entity_context(ctx: FlowContext, entity_id: str, max_facts: int) -> Flow[EntityContext]:
+    """What to tell a model about an entity."""
+    entity = yield from get_entity(ctx, entity_id)
+    if entity is None:
+        return EntityContext(entity=None)
+    facts = yield from profile_candidates(ctx, entity.entity_id, max_facts)
+    relations = yield from relations_of(ctx, entity.entity_id)
+    return build_entity_context(
+        entity, facts, relations, now=ctx.now, config=ctx.config, max_facts=max_facts
+    )
+
+
+def search(
+    ctx: FlowContext, query: str, entity_type: str | None, top_k: int
+) -> Flow[list[SemanticSearchHit]]:
+    """Current facts and entities ranked by relevance to ``query``."""
+    if not isinstance(query, str) or not query.strip():
+        raise InvalidInputError("query is empty: pass the text to search for")
+    if top_k < 1:
+        raise InvalidInputError(f"top_k={top_k} must be at least 1")
+    fact_filter: dict[str, Any] = {"status": "current"}
+    entity_filter: dict[str, Any] | None = None
+    if entity_type:
+        etype = normalize_attribute(entity_type)
+        fact_filter["entity_type"] = etype
+        entity_filter = {"entity_type": etype}
+    facts, entities = yield StoreCall(
+        (
+            SearchOp(ctx.facts_ns, filter=fact_filter, limit=top_k, query=query),
+            SearchOp(ctx.entities_ns, filter=entity_filter, limit=top_k, query=query),
+        )
+    )
+    return merge_search_hits(facts, entities, top_k)
+
+
+# ---------------------------------------------------------------- writes
+
+
+def ensure_entity(
+    ctx: FlowContext, entity_id: str, entity_type: str, name: str | None = None
+) -> Flow[tuple[Entity, list[PutOp]]]:
+    """The entity, plus the write that creates it when it does not exist yet."""
+    existing = yield from get_entity(ctx, entity_id)
+    if existing is not None:
+        return existing, []
+    entity = Entity(
+        entity_id=entity_id,
+        entity_type=entity_type,
+        name=name or " ".join(entity_id.split()),
+        created_at=ctx.now,
+        updated_at=ctx.now,
+    )
+    return entity, [ctx.put_entity(entity)]
+
+
+def upsert_entity(
+    ctx: FlowContext,
+    entity_id: str,
+    entity_type: str | None,
+    name: str | None,
+    aliases: Sequence[str],
+) -> Flow[Entity]:
+    """Create an entity or update its type, name and aliases."""
+    existing = yield from get_entity(ctx, entity_id)
+    if existing is None:
+        base: dict[str, Any] = {
+            "entity_id": entity_id,
+            "entity_type": entity_type or "user",
+            "name": name or " ".join(str(entity_id).split()),
+            "aliases": list(aliases),
+            "created_at": ctx.now,
+        }
+    else:
+        base = existing.model_dump()
+        base["aliases"] = list(dict.fromkeys([*existing.aliases, *aliases]))
+        if entity_type:
+            base["entity_type"] = entity_type
+        if name:
+            base["name"] = name
+    try:
+        entity = Entity.model_validate({**base, "updated_at": ctx.now})
+    except ValueError as exc:
+        raise InvalidInputError(f"invalid entity {entity_id!r}: {exc}") from exc
+    yield StoreCall((ctx.put_entity(entity),))
+    return entity
+
+
+def add_relation(
+    ctx: FlowContext,
+    source_id: str,
+    relation_type: str,
+    target_id: str,
+    description: str,
+    create_missing: tuple[tuple[str, str], tuple[str, str]] | None = None,
+) -> Flow[Relation]:
+    """Store a relation (one per source, type and target; restating updates it).
+
+    Both entities must exist, unless ``create_missing`` gives ``(type, name)`` of
+    the source and of the target to create them with.
+
+    Raises:
+        InvalidInputError: An end of the relation does not exist (nothing stored).
+    """
+    relation = Relation(
+        source_id=normalize_id(source_id, what="source_id"),
+        relation_type=normalize_attribute(relation_type),
+        target_id=normalize_id(target_id, what="target_id"),
+        description=" ".join(str(description).split()),
+        created_at=ctx.now,
+    )
+    writes: list[PutOp] = []
+    ends = ((relation.source_id, "source"), (relation.target_id, "target"))
+    for i, (eid, end) in enumerate(ends):
+        if create_missing is not None:
+            etype, name = create_missing[i]
+            _, puts = yield from ensure_entity(ctx, eid, etype, name)
+            writes.extend(puts)
+        elif (yield from get_entity(ctx, eid)) is None:
+            raise InvalidInputError(
+                f"relation {end} entity {eid!r} does not exist in this scope: "
+                "create it first with upsert_entity() or store_fact()"
+            )
+    value = relation.model_dump(mode="json")
+    yield StoreCall((*writes, PutOp(ctx.relations_ns, relation.key, value, index=False)))
+    return relation
+
+
+@dataclass
+class _Decision:
+    outcome: str
+    fact: Fact
+    previous: Fact | None = None
+    writes: list[Fact] = field(default_factory=list)
+    judgement: Judgement | None = None
+
+
+def _contradiction(
+    ctx: FlowContext, existing: Fact, draft: Fact, judgement: Judgement | None
+) -> _Decision:
+    if should_supersede(existing, draft, margin=ctx.config.supersede_margin):
+        ended, new = supersede(existing, draft, ctx.now)
+        return _Decision("superseded", new, ended, [ended, new], judgement)
+    counted, candidate = as_candidate(existing, draft)
+    return _Decision("candidate", candidate, counted, [counted, candidate], judgement)
+
+
+def _reinforced(
+    ctx: FlowContext, existing: Fact, draft: Fact, judgement: Judgement | None, bump: bool
+) -> _Decision:
+    # The same source episode confirming a fact twice (a replayed write-back, or
+    # consolidation re-reading an episode) is one confirmation, not two.
+    already_cited = bool(draft.source_episode_ids) and set(draft.source_episode_ids) <= set(
+        existing.source_episode_ids
+    )
+    fact = reinforce(
+        existing, draft, ctx.now, ctx.config.reinforce_step, bump=bump and not already_cited
+    )
+    return _Decision("reinforced", fact, None, [fact], judgement)
+
+
+def _decide_in_slot(ctx: FlowContext, draft: Fact, confirmed: set[str]) -> Flow[_Decision | None]:
+    """Compare with the facts in the draft's slot; ``None`` if the slot is empty."""
+    filt = {"entity_id": draft.entity_id, "slot_key": draft.slot_key}
+    facts: list[Fact] = parse_records((yield from scan(ctx, ctx.facts_ns, filt)), Fact)
+    current = sorted((f for f in facts if f.is_current), key=lambda f: f.valid_from or ctx.now)
+    candidates = sorted(
+        (f for f in facts if f.status == "candidate"), key=lambda f: f.last_confirmed, reverse=True
+    )
+    existing = current[-1] if current else None
+    judgement: Judgement | None = None
+    if existing is not None:
+        judgement = yield JudgeCall(existing, draft)
+        if judgement.relation == "same":
+            return _reinforced(ctx, existing, draft, judgement, existing.fact_id not in confirmed)
+    for candidate in candidates[: ctx.config.max_judged]:
+        verdict: Judgement = yield JudgeCall(candidate, draft)
+        if verdict.relation != "same":
+            continue
+        bump = candidate.fact_id not in confirmed
+        bumped = reinforce(candidate, draft, ctx.now, ctx.config.reinforce_step, bump=bump)
+        if existing is None or should_supersede(
+            existing, bumped, margin=ctx.config.supersede_margin
+        ):
+            ended, promoted = promote(bumped, existing, ctx.now)
+            writes = [promoted] if ended is None else [ended, promoted]
+            return _Decision("superseded", promoted, ended, writes, verdict)
+        counted = existing.model_copy(
+            update={"contradiction_count": existing.contradiction_count + 1}
+        )
+        return _Decision("candidate", bumped, counted, [counted, bumped], verdict)
+    if existing is None:
+        return None
+    # Within a slot anything but "same" is a different value: a change over time.
+    return _contradiction(ctx, existing, draft, judgement)
+
+
+def _decide_by_similarity(ctx: FlowContext, draft: Fact, confirmed: set[str]) -> Flow[_Decision]:
+    """Compare with near-duplicates found by the store's search; new if none relates."""
+    op = SearchOp(
+        ctx.facts_ns,
+        filter={"entity_id": draft.entity_id, "status": "current"},
+        limit=ctx.config.duplicate_candidates,
+        query=draft.content,
+    )
+    items = (yield StoreCall((op,)))[0]
+    near = select_near_duplicates(items, ctx.config.duplicate_min_score)
+    judged = 0
+    for existing in near:
+        if judged >= ctx.config.max_judged:
+            break
+        if existing.slot_key is not None and draft.slot_key is not None:
+            continue  # different slots (same slots were handled by the slot rule)
+        judged += 1
+        judgement: Judgement = yield JudgeCall(existing, draft)
+        if judgement.relation == "same":
+            return _reinforced(ctx, existing, draft, judgement, existing.fact_id not in confirmed)
+        if judgement.relation == "contradicts":
+            return _contradiction(ctx, existing, draft, judgement)
+    return _Decision("new", draft, None, [draft])
+
+
+def store_fact(
+    ctx: FlowContext,
+    *,
+    entity_id: str,
+    content: str,
+    attribute: str | None = None,
+    value: str | None = None,
+    confidence: float = 0.8,
+    source_episode_id: str | None = None,
+    entity_type: str = "user",
+    source: str = "manual",
+    entity_name: str | None = None,
+    confirmed: set[str] | None = None,
+) -> Flow[FactWriteResult]:
+    """Store, reinforce, supersede or keep as candidate (see :mod:`.semantic_rules`).
+
+    ``confirmed`` holds ids already confirmed by this same text (by the other
+    write path): they gain provenance but no extra confidence.
+    """
+    draft = make_draft(
+        entity_id=entity_id,
+        content=content,
+        attribute=attribute,
+        value=value,
+        confidence=confidence,
+        source_episode_id=source_episode_id,
+        source=source,
+        entity_type=entity_type,
+        config=ctx.config,
+        now=ctx.now,
+    )
+    entity, entity_writes = yield from ensure_entity(
+        ctx, draft.entity_id, entity_type, entity_name or entity_id
+    )
+    if entity.entity_type != draft.entity_type:
+        draft = draft.model_copy(update={"entity_type": entity.entity_type})
+    seen = confirmed if confirmed is not None else set()
+    decision = None
+    if draft.slot_key is not None:
+        decision = yield from _decide_in_slot(ctx, draft, seen)
+    if decision is None:
+        decision = yield from _decide_by_similarity(ctx, draft, seen)
+    yield StoreCall((*entity_writes, *(ctx.put_fact(f) for f in decision.writes)))
+    seen.add(decision.fact.fact_id)
+    judgement = decision.judgement
+    return FactWriteResult(
+        outcome=decision.outcome,  # type: ignore[arg-type]
+        fact=decision.fact,
+        previous=decision.previous,
+        judged_by=judgement.judged_by if judgement else None,
+        warnings=(judgement.error,) if judgement and judgement.error else (),
+    )
+
+
+def delete_fact(ctx: FlowContext, fact_id: str) -> Flow[bool]:
+    """Remove a fact record entirely (for forgetting); ``False`` if it did not exist."""
+    existing = yield from get_fact(ctx, fact_id)
+    if existing is None:
+        return False
+    yield StoreCall((PutOp(ctx.facts_ns, fact_id, None),))
+    return True
+
+
+def pin_fact(ctx: FlowContext, fact_id: str, pinned: bool) -> Flow[Fact]:
+    """Set whether a stored fact is pinned (one read; one write only if it changes).
+
+    Raises:
+        InvalidInputError: ``pinned`` is not a bool, or no fact has this id in the scope.
+    """
+    if not isinstance(pinned, bool):
+        raise InvalidInputError(f"pinned is {pinned!r}: pass True to pin or False to unpin")
+    existing = yield from get_fact(ctx, fact_id)
+    if existing is None:
+        raise InvalidInputError(
+            f"no fact with id {fact_id!r} in this scope: pass a fact_id from store_fact(), "
+            "get_facts() or semantic_search() of the same user"
+        )
+    if existing.pinned == pinned:
+        return existing
+    updated = existing.model_copy(update={"pinned": pinned})
+    yield StoreCall((ctx.put_fact(updated),))
+    return updated
+
+
+def _store_extraction(
+    ctx: FlowContext,
+    extraction: ExtractionResult,
+    *,
+    subject_id: str,
+    known: Sequence[Entity],
+    source_episode_id: str | None,
+    result: RememberResult,
+    confirmed: set[str],
+) -> Flow[None]:
+    for found in extraction.output.entities:
+        try:
+            eid = resolve_entity_id(found.entity_name, known, subject_id)
+        except InvalidInputError as exc:
+            result.errors.append(f"skipped extracted entity {found.entity_name!r}: {exc}")
+            continue
+        etype = "user" if eid == subject_id else found.entity_type
+        for item in found.facts:
+            try:
+                write = yield from store_fact(
+                    ctx,
+                    entity_id=eid,
+                    content=item.content,
+                    attribute=item.attribute,
+                    value=item.value,
+                    confidence=item.confidence,
+                    source_episode_id=source_episode_id,
+                    entity_type=etype,
+                    source=extraction.extractor,
+                    entity_name=found.entity_name if eid != subject_id else None,
+                    confirmed=confirmed,
+                )
+            except InvalidInputError as exc:
+                result.errors.append(f"skipped extracted fact {item.content!r}: {exc}")
+                continue
+            result.writes.append(write)
+        for rel in found.relations:
+            try:
+                target = resolve_entity_id(rel.target, known, subject_id)
+                target_type = "user" if target == subject_id else rel.target_type
+                relation = yield from add_relation(
+                    ctx,
+                    eid,
+                    rel.relation_type,
+                    target,
+                    rel.description,
+                    create_missing=((etype, found.entity_name), (target_type, rel.target)),
+                )
+            except InvalidInputError as exc:
+                result.errors.append(f"skipped extracted relation {rel.relation_type!r}: {exc}")
+                continue
+            result.relations.append(relation)
+
+
+def remember_from_text(
+    ctx: FlowContext,
+    text: str,
+    *,
+    heuristic: ExtractionResult,
+    use_llm: bool,
+    subject_id: str,
+    source_episode_id: str | None,
+) -> Flow[RememberResult]:
+    """The cost-tiered write path: the regex result first, then the LLM's, if any."""
+    subject = normalize_id(subject_id, what="subject_id")
+    result = RememberResult(paths=["heuristic"])
+    confirmed: set[str] = set()
+    yield from _store_extraction(
+        ctx,
+        heuristic,
+        subject_id=subject,
+        known=(),
+        source_episode_id=source_episode_id,
+        result=result,
+        confirmed=confirmed,
+    )
+    if not use_llm:
+        return result
+    known = yield from list_entities(ctx, None, ctx.config.max_known_entities)
+    extraction: ExtractionResult = yield ExtractCall(text, tuple(known))
+    result.paths.append("llm")
+    if extraction.error is not None:
+        result.errors.append(extraction.error)
+        return result
+    yield from _store_extraction(
+        ctx,
+        extraction,
+        subject_id=subject,
+        known=known,
+        source_episode_id=source_episode_id,
+        result=result,
+        confirmed=confirmed,
+    )
+    return result

@@ -1,0 +1,559 @@
+"""Semantic memory: entities and facts that stay true, with provenance, confidence and time.
+
+:class:`SemanticMemory` is written against LangGraph's ``BaseStore`` only.
+Records live under the scope's namespaces ``(..., "semantic", "entities")``,
+``(..., "semantic", "facts")`` and ``(..., "semantic", "relations")``. Fact
+contents and entity names are embedded through the store's index, so
+near-duplicates are found with one filtered store search per write.
+
+Every method has an async twin (``store_fact`` / ``astore_fact``). Both run the
+same plan from :mod:`.semantic_flows`; only the driver differs.
+
+Retrievals (``semantic_search``, ``retrieve_entity_context``) count one access
+per returned fact, buffered in memory and written later as append-only events
+(:mod:`.semantic_access`); facts read back with ``get_fact``, ``get_facts`` and
+``fact_history`` carry ``access_count`` and ``last_accessed``.
+
+Example:
+    >>> from langgraph.store.memory import InMemoryStore
+    >>> from langchain_tiered_memory.testing.fakes import FakeClock, HashingEmbeddings
+    >>> from langchain_tiered_memory.tiers.common.scope import MemoryScope
+    >>> store = InMemoryStore(index={"dims": 384, "embed": HashingEmbeddings(),
+    ...                              "fields": ["content"]})
+    >>> clock = FakeClock()
+    >>> memory = SemanticMemory(store, MemoryScope("alice"), clock=clock)
+    >>> memory.store_fact("alice", "Lives in Paris", attribute="lives_in", value="Paris").outcome
+    'new'
+    >>> clock.advance(days=40)
+    >>> memory.store_fact("alice", "Lives in Lyon", attribute="lives_in", value="Lyon").outcome
+    'superseded'
+    >>> [f.value for f in memory.get_facts("alice")]
+    ['Lyon']
+    >>> from datetime import timedelta
+    >>> [f.value for f in memory.get_facts("alice", as_of=clock() - timedelta(days=1))]
+    ['Paris']
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from typing import Any, TypeVar, cast
+
+from langchain_core.language_models import BaseChatModel
+from langgraph.store.base import BaseStore
+
+from langchain_tiered_memory.errors import ConfigurationError, InvalidInputError
+from langchain_tiered_memory.tiers.common.args import tier_args
+from langchain_tiered_memory.tiers.common.event_log import CompactionResult
+from langchain_tiered_memory.tiers.common.records import Plan, arun_plan, run_plan
+from langchain_tiered_memory.tiers.common.scope import MemoryScope
+from langchain_tiered_memory.tiers.semantic import flows
+from langchain_tiered_memory.tiers.semantic.access import FactAccess
+from langchain_tiered_memory.tiers.semantic.consistency import (
+    ConsistencyJudge,
+    HeuristicConsistencyJudge,
+    LLMConsistencyJudge,
+)
+from langchain_tiered_memory.tiers.semantic.extraction import (
+    EntityFactExtractor,
+    HeuristicFactExtractor,
+)
+from langchain_tiered_memory.tiers.semantic.models import (
+    Entity,
+    Fact,
+    Relation,
+    SemanticMemoryConfig,
+)
+from langchain_tiered_memory.tiers.semantic.results import (
+    EntityContext,
+    FactWriteResult,
+    RelatedEntity,
+    RememberResult,
+    SemanticSearchHit,
+)
+from langchain_tiered_memory.types import ensure_aware
+
+__all__ = ["SemanticMemory"]
+
+T = TypeVar("T")
+U = TypeVar("U")
+
+
+def _check_text(text: str) -> str:
+    if not isinstance(text, str) or not text.strip():
+        raise InvalidInputError(f"text is empty ({text!r}): pass what the user said")
+    return text
+
+
+class SemanticMemory:
+    """Entity-centric semantic memory over any LangGraph ``BaseStore``.
+
+    Args:
+        store: Where records live. Give it a vector index (``index=`` on the
+            store) so near-duplicates and ``semantic_search`` work by meaning;
+            without one, near-duplicates are looked for among a few recent facts.
+        scope: Whose memory this is (facts never cross scopes).
+        llm: Optional chat model. When given it judges consistency and runs the
+            LLM extractor in :meth:`remember_from_text`; without it, the
+            documented heuristics are used. Each call is limited to
+            ``config.llm_timeout`` seconds.
+        clock: Returns "now" (aware); defaults to UTC wall time.
+        config: Thresholds and policies (:class:`SemanticMemoryConfig`).
+        judge: Overrides the consistency judge chosen from ``llm``.
+        extractor: Overrides the LLM extractor chosen from ``llm``.
+
+    Example:
+        >>> from langgraph.store.memory import InMemoryStore
+        >>> from langchain_tiered_memory.tiers.common.scope import MemoryScope
+        >>> memory = SemanticMemory(InMemoryStore(), MemoryScope("bob"))
+        >>> memory.remember_from_text("I'm allergic to shellfish.").stored[0].content
+        'Allergic to shellfish'
+        >>> print(memory.retrieve_entity_context("bob").text)
+        Entity: bob (user)
+        Known facts:
+        - Allergic to shellfish
+    """
+
+    def __init__(
+        self,
+        store: BaseStore,
+        scope: MemoryScope,
+        *,
+        llm: BaseChatModel | None = None,
+        clock: Callable[[], datetime] | None = None,
+        config: SemanticMemoryConfig | None = None,
+        judge: ConsistencyJudge | None = None,
+        extractor: EntityFactExtractor | None = None,
+    ) -> None:
+        args = tier_args(store, scope, clock)  # validates, with fix-it messages
+        self.store = args.store
+        self.scope = args.scope
+        self.llm = llm
+        self.config = config or SemanticMemoryConfig()
+        self.clock: Callable[[], datetime] = args.clock
+        timeout = self.config.llm_timeout
+        self.judge: ConsistencyJudge = judge or (
+            LLMConsistencyJudge(llm, timeout=timeout)
+            if llm is not None
+            else HeuristicConsistencyJudge()
+        )
+        self.extractor: EntityFactExtractor | None = extractor or (
+            EntityFactExtractor(llm, timeout=timeout) if llm is not None else None
+        )
+        self.heuristic_extractor = HeuristicFactExtractor(
+            confidence=self.config.heuristic_confidence
+        )
+        self.extraction_errors: deque[tuple[datetime, str]] = deque(maxlen=100)
+        """Recent errors of :meth:`remember_from_text` (time, message), newest last."""
+        c = self.config
+        self.access = FactAccess(
+            self.store,
+            self.scope,
+            self.clock,
+            flush_size=c.access_flush_size,
+            flush_seconds=c.access_flush_seconds,
+            compact_after=c.access_compact_after,
+        )
+
+    # ------------------------------------------------------------ drivers
+
+    def _ctx(self) -> flows.FlowContext:
+        return flows.FlowContext(self.scope, self.config, ensure_aware(self.clock()))
+
+    def _run(self, flow: flows.Flow[T]) -> T:
+        answer: Any = None
+        while True:
+            try:
+                request = flow.send(answer)
+            except StopIteration as done:
+                return cast(T, done.value)
+            if isinstance(request, flows.StoreCall):
+                answer = self.store.batch(request.ops)
+            elif isinstance(request, flows.JudgeCall):
+                answer = self.judge.judge(request.existing, request.new)
+            else:
+                answer = self._extractor().extract(request.text, request.known)
+
+    async def _arun(self, flow: flows.Flow[T]) -> T:
+        answer: Any = None
+        while True:
+            try:
+                request = flow.send(answer)
+            except StopIteration as done:
+                return cast(T, done.value)
+            if isinstance(request, flows.StoreCall):
+                answer = await self.store.abatch(request.ops)
+            elif isinstance(request, flows.JudgeCall):
+                answer = await self.judge.ajudge(request.existing, request.new)
+            else:
+                answer = await self._extractor().aextract(request.text, request.known)
+
+    def _then(self, flow: flows.Flow[T], after: Callable[[T], Plan[U]]) -> U:
+        """Run ``flow``, then the plan ``after`` builds from its result."""
+        return run_plan(self.store, after(self._run(flow)))
+
+    async def _athen(self, flow: flows.Flow[T], after: Callable[[T], Plan[U]]) -> U:
+        """Async twin of :meth:`_then`."""
+        return await arun_plan(self.store, after(await self._arun(flow)))
+
+    # ------------------------------------------------------------ access plans
+
+    def _fill(self, facts: list[Fact]) -> Plan[list[Fact]]:
+        """``facts`` with their access statistics (as read, if access is not tracked)."""
+        if not facts or not self.config.track_access:
+            return facts
+        return (yield from self.access.fill_plan(facts))
+
+    def _fill_optional(self, fact: Fact | None) -> Plan[Fact | None]:
+        if fact is None:
+            return None
+        (filled,) = yield from self._fill([fact])
+        return filled
+
+    def _fill_one(self, fact: Fact) -> Plan[Fact]:
+        (filled,) = yield from self._fill([fact])
+        return filled
+
+    def _touch(self, facts: list[Fact]) -> Plan[None]:
+        """Count one access of each fact: in memory, unless the buffer is full."""
+        if facts and self.config.track_access:
+            yield from self.access.touch_plan(facts, with_counts=False)
+
+    def _touched_hits(self, hits: list[SemanticSearchHit]) -> Plan[list[SemanticSearchHit]]:
+        yield from self._touch([h.fact for h in hits if h.fact is not None])
+        return hits
+
+    def _touched_context(self, context: EntityContext) -> Plan[EntityContext]:
+        yield from self._touch(context.facts)
+        return context
+
+    def _drop_access(self, fact_id: str, deleted: bool) -> Plan[bool]:
+        if deleted:
+            yield from self.access.delete_plan(fact_id)
+        return deleted
+
+    def _extractor(self) -> EntityFactExtractor:
+        if self.extractor is None:
+            raise ConfigurationError("no LLM extractor configured: pass llm= or extractor=")
+        return self.extractor
+
+    def _remember_flow(
+        self, text: str, source_episode_id: str | None, subject_id: str | None
+    ) -> flows.Flow[RememberResult]:
+        checked = _check_text(text)
+        return flows.remember_from_text(
+            self._ctx(),
+            checked,
+            heuristic=self.heuristic_extractor.extract(checked),
+            use_llm=self.extractor is not None,
+            subject_id=subject_id or self.scope.user_id,
+            source_episode_id=source_episode_id,
+        )
+
+    def _store_fact_flow(
+        self,
+        entity_id: str,
+        content: str,
+        attribute: str | None,
+        value: str | None,
+        confidence: float,
+        source_episode_id: str | None,
+        entity_type: str,
+        source: str,
+    ) -> flows.Flow[FactWriteResult]:
+        return flows.store_fact(
+            self._ctx(),
+            entity_id=entity_id,
+            content=content,
+            attribute=attribute,
+            value=value,
+            confidence=confidence,
+            source_episode_id=source_episode_id,
+            entity_type=entity_type,
+            source=source,
+        )
+
+    def _record(self, result: RememberResult) -> RememberResult:
+        now = ensure_aware(self.clock())
+        self.extraction_errors.extend((now, e) for e in result.errors)
+        return result
+
+    # ------------------------------------------------------------ entities
+
+    def upsert_entity(
+        self,
+        entity_id: str,
+        *,
+        entity_type: str | None = None,
+        name: str | None = None,
+        aliases: Sequence[str] = (),
+    ) -> Entity:
+        """Create an entity (type defaults to ``"user"``) or update type, name, aliases."""
+        return self._run(flows.upsert_entity(self._ctx(), entity_id, entity_type, name, aliases))
+
+    async def aupsert_entity(
+        self,
+        entity_id: str,
+        *,
+        entity_type: str | None = None,
+        name: str | None = None,
+        aliases: Sequence[str] = (),
+    ) -> Entity:
+        """Async twin of :meth:`upsert_entity`."""
+        flow = flows.upsert_entity(self._ctx(), entity_id, entity_type, name, aliases)
+        return await self._arun(flow)
+
+    def get_entity(self, entity_id: str) -> Entity | None:
+        """The entity with this (normalised) id, or ``None``."""
+        return self._run(flows.get_entity(self._ctx(), entity_id))
+
+    async def aget_entity(self, entity_id: str) -> Entity | None:
+        """Async twin of :meth:`get_entity`."""
+        return await self._arun(flows.get_entity(self._ctx(), entity_id))
+
+    def list_entities(self, *, entity_type: str | None = None, limit: int = 100) -> list[Entity]:
+        """Entities of this scope, optionally of one type."""
+        return self._run(flows.list_entities(self._ctx(), entity_type, limit))
+
+    async def alist_entities(
+        self, *, entity_type: str | None = None, limit: int = 100
+    ) -> list[Entity]:
+        """Async twin of :meth:`list_entities`."""
+        return await self._arun(flows.list_entities(self._ctx(), entity_type, limit))
+
+    def add_relation(
+        self, source_id: str, relation_type: str, target_id: str, *, description: str = ""
+    ) -> Relation:
+        """Relate two existing entities.
+
+        Raises:
+            InvalidInputError: Either entity does not exist (nothing is stored).
+        """
+        flow = flows.add_relation(self._ctx(), source_id, relation_type, target_id, description)
+        return self._run(flow)
+
+    async def aadd_relation(
+        self, source_id: str, relation_type: str, target_id: str, *, description: str = ""
+    ) -> Relation:
+        """Async twin of :meth:`add_relation`."""
+        flow = flows.add_relation(self._ctx(), source_id, relation_type, target_id, description)
+        return await self._arun(flow)
+
+    def get_relations(self, entity_id: str) -> list[RelatedEntity]:
+        """Outgoing relations of an entity, with their target entities."""
+        return self._run(flows.relations_of(self._ctx(), entity_id))
+
+    async def aget_relations(self, entity_id: str) -> list[RelatedEntity]:
+        """Async twin of :meth:`get_relations`."""
+        return await self._arun(flows.relations_of(self._ctx(), entity_id))
+
+    # ------------------------------------------------------------ facts
+
+    def store_fact(
+        self,
+        entity_id: str,
+        content: str,
+        *,
+        attribute: str | None = None,
+        value: str | None = None,
+        confidence: float = 0.8,
+        source_episode_id: str | None = None,
+        entity_type: str = "user",
+        source: str = "manual",
+    ) -> FactWriteResult:
+        """Store a fact, or reinforce, supersede or contradict what is known.
+
+        The entity is created (with ``entity_type``) if it does not exist. See
+        :mod:`.semantic_rules` for the update rule.
+
+        Raises:
+            InvalidInputError: Empty content, confidence outside [0, 1] or NaN,
+                a bad id or attribute; nothing is stored.
+        """
+        args = (
+            entity_id,
+            content,
+            attribute,
+            value,
+            confidence,
+            source_episode_id,
+            entity_type,
+            source,
+        )
+        return self._run(self._store_fact_flow(*args))
+
+    async def astore_fact(
+        self,
+        entity_id: str,
+        content: str,
+        *,
+        attribute: str | None = None,
+        value: str | None = None,
+        confidence: float = 0.8,
+        source_episode_id: str | None = None,
+        entity_type: str = "user",
+        source: str = "manual",
+    ) -> FactWriteResult:
+        """Async twin of :meth:`store_fact`."""
+        args = (
+            entity_id,
+            content,
+            attribute,
+            value,
+            confidence,
+            source_episode_id,
+            entity_type,
+            source,
+        )
+        return await self._arun(self._store_fact_flow(*args))
+
+    def get_fact(self, fact_id: str) -> Fact | None:
+        """One fact by id (any status, with its access statistics), or ``None``."""
+        return self._then(flows.get_fact(self._ctx(), fact_id), self._fill_optional)
+
+    async def aget_fact(self, fact_id: str) -> Fact | None:
+        """Async twin of :meth:`get_fact`."""
+        return await self._athen(flows.get_fact(self._ctx(), fact_id), self._fill_optional)
+
+    def get_facts(self, entity_id: str, *, as_of: datetime | None = None) -> list[Fact]:
+        """The entity's current facts, or the facts that were current at ``as_of``.
+
+        Each carries its access statistics (``access_count``, ``last_accessed``).
+        """
+        return self._then(flows.get_facts(self._ctx(), entity_id, as_of), self._fill)
+
+    async def aget_facts(self, entity_id: str, *, as_of: datetime | None = None) -> list[Fact]:
+        """Async twin of :meth:`get_facts`."""
+        return await self._athen(flows.get_facts(self._ctx(), entity_id, as_of), self._fill)
+
+    def fact_history(self, entity_id: str, attribute: str | None = None) -> list[Fact]:
+        """All facts (current, superseded, candidate) of an entity or attribute, oldest first.
+
+        Each carries its access statistics (``access_count``, ``last_accessed``).
+        """
+        return self._then(flows.fact_history(self._ctx(), entity_id, attribute), self._fill)
+
+    async def afact_history(self, entity_id: str, attribute: str | None = None) -> list[Fact]:
+        """Async twin of :meth:`fact_history`."""
+        flow = flows.fact_history(self._ctx(), entity_id, attribute)
+        return await self._athen(flow, self._fill)
+
+    def delete_fact(self, fact_id: str) -> bool:
+        """Remove a fact, its history entry and its access statistics; ``False`` if absent."""
+        flow = flows.delete_fact(self._ctx(), fact_id)
+        return self._then(flow, lambda deleted: self._drop_access(fact_id, deleted))
+
+    async def adelete_fact(self, fact_id: str) -> bool:
+        """Async twin of :meth:`delete_fact`."""
+        flow = flows.delete_fact(self._ctx(), fact_id)
+        return await self._athen(flow, lambda deleted: self._drop_access(fact_id, deleted))
+
+    def flush_access(self) -> int:
+        """Write the buffered fact access events of this store and scope now; returns how many.
+
+        Reads in this process already count them; call this before closing the
+        store (``TieredMemory.close`` does), or to make them visible to other
+        processes at once.
+        """
+        return run_plan(self.store, self.access.flush_plan())
+
+    async def aflush_access(self) -> int:
+        """Async twin of :meth:`flush_access`."""
+        return await arun_plan(self.store, self.access.flush_plan())
+
+    def compact_access(self) -> CompactionResult:
+        """Write buffered access events, then fold every fact's events into segments."""
+        return run_plan(self.store, self.access.compact_plan())
+
+    async def acompact_access(self) -> CompactionResult:
+        """Async twin of :meth:`compact_access`."""
+        return await arun_plan(self.store, self.access.compact_plan())
+
+    def pin_fact(self, fact_id: str, pinned: bool = True) -> Fact:
+        """Pin a stored fact (``pinned=False``: unpin it); pinned facts are never forgotten.
+
+        Consolidation forgets neither by its rules (low confidence, staleness,
+        contradictions) nor by the per-user size cap, and does not merge a
+        pinned fact away as a duplicate. Works on a fact of any status.
+
+        Args:
+            fact_id: The fact's id (``Fact.fact_id``).
+            pinned: ``True`` to pin, ``False`` to unpin.
+
+        Returns:
+            The fact as stored now, with its access statistics.
+
+        Raises:
+            InvalidInputError: No fact has this id in this scope, or ``pinned`` is not a bool.
+        """
+        return self._then(flows.pin_fact(self._ctx(), fact_id, pinned), self._fill_one)
+
+    async def apin_fact(self, fact_id: str, pinned: bool = True) -> Fact:
+        """Async twin of :meth:`pin_fact`."""
+        return await self._athen(flows.pin_fact(self._ctx(), fact_id, pinned), self._fill_one)
+
+    # ------------------------------------------------------------ retrieval
+
+    def retrieve_entity_context(self, entity_id: str, max_facts: int = 20) -> EntityContext:
+        """Current, confident, non-stale facts and relations of an entity, with text.
+
+        Counts one access of each fact in ``facts`` (in memory; see
+        :meth:`flush_access`). The facts carry ``access_count=0``: read the
+        counts with :meth:`get_facts`.
+        """
+        flow = flows.entity_context(self._ctx(), entity_id, max_facts)
+        return self._then(flow, self._touched_context)
+
+    async def aretrieve_entity_context(self, entity_id: str, max_facts: int = 20) -> EntityContext:
+        """Async twin of :meth:`retrieve_entity_context`."""
+        flow = flows.entity_context(self._ctx(), entity_id, max_facts)
+        return await self._athen(flow, self._touched_context)
+
+    def semantic_search(
+        self, query: str, *, entity_type: str | None = None, top_k: int = 10
+    ) -> list[SemanticSearchHit]:
+        """Current facts and entities of this scope, ranked by relevance to ``query``.
+
+        Counts one access of each returned fact (in memory; see :meth:`flush_access`).
+        The facts carry ``access_count=0``: read the counts with :meth:`get_fact`.
+        """
+        flow = flows.search(self._ctx(), query, entity_type, top_k)
+        return self._then(flow, self._touched_hits)
+
+    async def asemantic_search(
+        self, query: str, *, entity_type: str | None = None, top_k: int = 10
+    ) -> list[SemanticSearchHit]:
+        """Async twin of :meth:`semantic_search`."""
+        flow = flows.search(self._ctx(), query, entity_type, top_k)
+        return await self._athen(flow, self._touched_hits)
+
+    # ------------------------------------------------------------ write path
+
+    def remember_from_text(
+        self, text: str, source_episode_id: str | None = None, *, subject_id: str | None = None
+    ) -> RememberResult:
+        """Extract and store facts from what the user said.
+
+        The regex extractor always runs (free); the LLM extractor runs too when a
+        model is configured. Each fact records the path that produced it. A failed
+        or malformed LLM extraction stores nothing from that path; the error is in
+        the result and in :attr:`extraction_errors`, and nothing is raised.
+
+        Args:
+            text: The user's message (first person refers to ``subject_id``).
+            source_episode_id: Provenance recorded on every fact written.
+            subject_id: The speaker's entity id (default: the scope's user id).
+
+        Raises:
+            InvalidInputError: ``text`` is empty.
+        """
+        return self._record(self._run(self._remember_flow(text, source_episode_id, subject_id)))
+
+    async def aremember_from_text(
+        self, text: str, source_episode_id: str | None = None, *, subject_id: str | None = None
+    ) -> RememberResult:
+        """Async twin of :meth:`remember_from_text`."""
+        flow = self._remember_flow(text, source_episode_id, subject_id)
+        return self._record(await self._arun(flow))

@@ -1,0 +1,391 @@
+"""Records of semantic memory: entities, facts with time and provenance, relations.
+
+A :class:`Fact` is one assertion about an entity. It may name the *attribute
+slot* it sets (``lives_in``, ``employer``, ``allergy``, ...) and a ``value``;
+the slot decides which older fact a new one can supersede. Every fact keeps
+its provenance (source episode ids, the write path that produced it), its
+confidence, when it was first observed and last confirmed, and the interval in
+which it was the accepted value (``valid_from`` .. ``valid_to``; ``valid_to``
+``None`` means it still is).
+
+Example:
+    >>> from datetime import datetime, timezone
+    >>> t = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    >>> fact = Fact(fact_id="f1", entity_id="alice", content="Lives in Paris",
+    ...             attribute="lives_in", value="Paris", confidence=0.8,
+    ...             first_observed=t, last_confirmed=t, valid_from=t)
+    >>> fact.is_current_at(t), fact.is_stale(datetime(2026, 3, 1, tzinfo=timezone.utc))
+    (True, True)
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+
+from langchain_tiered_memory.chat_models import DEFAULT_LLM_TIMEOUT, check_timeout
+from langchain_tiered_memory.errors import ConfigurationError, InvalidInputError
+from langchain_tiered_memory.tiers.common.access import check_access_settings
+from langchain_tiered_memory.tiers.common.scope import normalize_id
+from langchain_tiered_memory.types import ensure_aware
+
+__all__ = [
+    "DEFAULT_MULTI_VALUED_ATTRIBUTES",
+    "Entity",
+    "Fact",
+    "FactSource",
+    "FactStatus",
+    "Relation",
+    "SemanticMemoryConfig",
+    "check_confidence",
+    "fact_to_value",
+    "normalize_attribute",
+    "normalize_value",
+    "slot_key_for",
+]
+
+FactStatus = Literal["current", "superseded", "candidate"]
+"""``current``: the accepted value now; ``superseded``: replaced, kept as history;
+``candidate``: a contradicting claim not (yet) confident enough to replace the current one."""
+
+FactSource = Literal["heuristic", "llm", "manual"]
+"""The write path that produced a fact: the regex extractor, the LLM extractor, or a direct call."""
+
+DEFAULT_MULTI_VALUED_ATTRIBUTES: frozenset[str] = frozenset({"allergy", "preference", "dislike"})
+"""Attributes whose values coexist (two allergies); every other attribute holds one value."""
+
+_ATTRIBUTE_RE = re.compile(r"[^a-z0-9_]+")
+_ARTICLE_RE = re.compile(r"^(?:a|an|the)\s+")
+_EDGE_PUNCT = " \t\n\r.,;:!?\"'()[]{}"
+
+
+def normalize_attribute(attribute: str) -> str:
+    """Normalise an attribute slot name: lower-case, non-alphanumerics to ``_``.
+
+    Raises:
+        InvalidInputError: The attribute is not a string or empty after normalising.
+    """
+    if not isinstance(attribute, str):
+        raise InvalidInputError(
+            f"attribute must be a string such as 'lives_in', got {type(attribute).__name__}"
+        )
+    cleaned = _ATTRIBUTE_RE.sub("_", attribute.strip().lower()).strip("_")
+    if not cleaned:
+        raise InvalidInputError(
+            f"attribute {attribute!r} is empty after normalising: use a name such as 'lives_in'"
+        )
+    return cleaned
+
+
+def normalize_value(value: str) -> str:
+    """Normalise a slot value for comparison: case, whitespace, punctuation, articles, plural.
+
+    Only used to compare values and to key multi-valued slots, never shown.
+
+    Example:
+        >>> normalize_value("  The Peanuts! "), normalize_value("peanut")
+        ('peanut', 'peanut')
+    """
+    cleaned = _ARTICLE_RE.sub("", " ".join(value.split()).lower().strip(_EDGE_PUNCT))
+    if len(cleaned) > 3 and cleaned.endswith("s") and not cleaned.endswith(("ss", "us", "is")):
+        cleaned = cleaned[:-1]
+    return cleaned
+
+
+def slot_key_for(
+    attribute: str | None, value: str | None, multi_valued: frozenset[str]
+) -> str | None:
+    """The key of the slot a fact occupies, or ``None`` for a fact without a slot.
+
+    Single-valued attributes have one slot (``"lives_in"``); a multi-valued
+    attribute has one slot per value (``"allergy=shellfish"``), so two
+    allergies coexist while restating one reinforces it.
+
+    Example:
+        >>> multi = frozenset({"allergy"})
+        >>> slot_key_for("lives_in", "Lyon", multi), slot_key_for("allergy", "Peanuts", multi)
+        ('lives_in', 'allergy=peanut')
+    """
+    if attribute is None:
+        return None
+    if attribute in multi_valued:
+        # Without a value a multi-valued fact cannot be told apart from its siblings,
+        # so it occupies no slot and is compared by the judge only.
+        return f"{attribute}={normalize_value(value)}" if value else None
+    return attribute
+
+
+def check_confidence(confidence: float) -> float:
+    """Return ``confidence`` as a float if it is a finite number in [0, 1].
+
+    Raises:
+        InvalidInputError: Not a number, NaN, infinite, or outside [0, 1].
+    """
+    if isinstance(confidence, bool) or not isinstance(confidence, (int, float)):
+        raise InvalidInputError(
+            f"confidence must be a number in [0, 1], got {type(confidence).__name__} {confidence!r}"
+        )
+    value = float(confidence)
+    if math.isnan(value) or not 0.0 <= value <= 1.0:
+        raise InvalidInputError(
+            f"confidence {confidence!r} is outside [0, 1]: pass e.g. 0.8 (1.0 = certain)"
+        )
+    return value
+
+
+def _entity_id(value: str) -> str:
+    return normalize_id(value, what="entity_id")
+
+
+def _text(value: str) -> str:
+    cleaned = " ".join(value.split())
+    if not cleaned:
+        raise ValueError("text is empty: pass a non-empty string")
+    return cleaned
+
+
+EntityId = Annotated[str, AfterValidator(_entity_id)]
+Label = Annotated[str, AfterValidator(normalize_attribute)]
+Text = Annotated[str, AfterValidator(_text)]
+Aware = Annotated[datetime, AfterValidator(ensure_aware)]
+
+
+class Entity(BaseModel):
+    """Something facts are about: the user, a project, a tool, an organisation.
+
+    Example:
+        >>> from datetime import datetime, timezone
+        >>> t = datetime(2026, 1, 1, tzinfo=timezone.utc)
+        >>> Entity(entity_id=" Alice ", name="Alice", created_at=t, updated_at=t).entity_id
+        'alice'
+    """
+
+    model_config = ConfigDict(extra="ignore")
+
+    entity_id: EntityId
+    entity_type: Label = "user"
+    name: Text
+    aliases: list[str] = Field(default_factory=list)
+    created_at: Aware
+    updated_at: Aware
+
+    @property
+    def search_text(self) -> str:
+        """The text indexed for semantic search: name, type and aliases."""
+        aliases = f"; also known as {', '.join(self.aliases)}" if self.aliases else ""
+        return f"{self.name} ({self.entity_type}){aliases}"
+
+
+class Relation(BaseModel):
+    """A directed, typed edge between two entities of the same scope.
+
+    Example:
+        >>> from datetime import datetime, timezone
+        >>> t = datetime(2026, 1, 1, tzinfo=timezone.utc)
+        >>> Relation(source_id="alice", relation_type="works at", target_id="acme",
+        ...          created_at=t).key
+        'alice|works_at|acme'
+    """
+
+    model_config = ConfigDict(extra="ignore")
+
+    source_id: EntityId
+    relation_type: Label
+    target_id: EntityId
+    description: str = ""
+    created_at: Aware
+
+    @property
+    def key(self) -> str:
+        """Store key: one edge per (source, type, target)."""
+        return f"{self.source_id}|{self.relation_type}|{self.target_id}"
+
+
+class Fact(BaseModel):
+    """One assertion about an entity, with confidence, provenance and validity time.
+
+    Attributes:
+        fact_id: Unique id (the store key).
+        entity_id: The (normalised) entity the fact is about.
+        entity_type: The entity's type, copied for filtered search.
+        content: The statement, e.g. ``"Allergic to shellfish"``.
+        attribute: Optional slot name the fact sets (``"lives_in"``).
+        value: Optional slot value (``"Lyon"``).
+        slot_key: Slot identity; see :func:`slot_key_for`.
+        confidence: In [0, 1]; NaN is rejected.
+        source_episode_ids: Provenance: episodes in which the fact was stated.
+        first_observed: When it was first stated.
+        last_confirmed: When it was last stated again.
+        valid_from: When it became the accepted value (``None`` for a candidate).
+        valid_to: When it stopped being the accepted value (``None``: still is).
+        contradiction_count: How many contradicting claims it has met.
+        status: ``current``, ``superseded`` or ``candidate``.
+        source: Which write path produced it (``heuristic``, ``llm``, ``manual``).
+        superseded_by: Id of the fact that replaced it, if any.
+        pinned: Pinned facts are never forgotten by consolidation (neither by the
+            forgetting rules nor by the size cap); see ``SemanticMemory.pin_fact``.
+        access_count: How often retrievals (``semantic_search``,
+            ``retrieve_entity_context``) returned the fact. Not stored with the
+            fact: ``get_fact``, ``get_facts``, ``fact_history`` and consolidation
+            fill it from the access log; retrieval results carry ``0``.
+        last_accessed: When a retrieval last returned it (``None``: never);
+            filled like ``access_count``.
+
+    Example:
+        >>> from datetime import datetime, timezone
+        >>> t = datetime(2026, 1, 1, tzinfo=timezone.utc)
+        >>> Fact(fact_id="f", entity_id="bob", content="Is vegan", confidence=0.9,
+        ...      first_observed=t, last_confirmed=t, valid_from=t).status
+        'current'
+    """
+
+    model_config = ConfigDict(extra="ignore")
+
+    fact_id: str
+    entity_id: EntityId
+    entity_type: Label = "user"
+    content: Text
+    attribute: str | None = None
+    value: str | None = None
+    slot_key: str | None = None
+    confidence: float = Field(ge=0.0, le=1.0, allow_inf_nan=False)
+    source_episode_ids: list[str] = Field(default_factory=list)
+    first_observed: Aware
+    last_confirmed: Aware
+    valid_from: Aware | None = None
+    valid_to: Aware | None = None
+    contradiction_count: int = Field(default=0, ge=0)
+    status: FactStatus = "current"
+    source: FactSource = "manual"
+    superseded_by: str | None = None
+    pinned: bool = False
+    access_count: int = Field(default=0, ge=0)
+    last_accessed: Aware | None = None
+
+    @property
+    def is_current(self) -> bool:
+        """Whether this fact is the accepted value now."""
+        return self.status == "current"
+
+    def is_current_at(self, when: datetime) -> bool:
+        """Whether this fact was the accepted value at ``when`` (candidates never are)."""
+        if self.valid_from is None or self.status == "candidate":
+            return False
+        when = ensure_aware(when)
+        return self.valid_from <= when and (self.valid_to is None or when < self.valid_to)
+
+    def is_stale(self, now: datetime, stale_after_days: float = 30) -> bool:
+        """Whether the fact has not been confirmed for more than ``stale_after_days``."""
+        return ensure_aware(now) - self.last_confirmed > timedelta(days=stale_after_days)
+
+
+_NOT_STORED = frozenset({"access_count", "last_accessed"})
+
+
+def fact_to_value(fact: Fact) -> dict[str, Any]:
+    """The stored value of a fact: its JSON dump without the access statistics.
+
+    Example:
+        >>> from datetime import datetime, timezone
+        >>> t = datetime(2026, 1, 1, tzinfo=timezone.utc)
+        >>> value = fact_to_value(Fact(fact_id="f", entity_id="bob", content="Is vegan",
+        ...                            confidence=0.9, first_observed=t, last_confirmed=t,
+        ...                            access_count=3))
+        >>> "access_count" in value, value["pinned"]
+        (False, False)
+    """
+    return fact.model_dump(mode="json", exclude=set(_NOT_STORED))
+
+
+@dataclass(frozen=True)
+class SemanticMemoryConfig:
+    """Settings of :class:`~langchain_tiered_memory.tiers.semantic.memory.SemanticMemory`.
+
+    Attributes:
+        min_confidence: Facts below this are left out of entity context.
+        stale_after_days: Facts unconfirmed for longer are stale (left out of context).
+        reinforce_step: Confidence added when a fact is stated again (capped at 1.0).
+        supersede_margin: A new value in an occupied slot supersedes the current one
+            unless its confidence is lower by more than this margin; then it is kept
+            as a candidate. Restating a candidate reinforces it and promotes it once
+            it is within the margin.
+        duplicate_candidates: How many near-duplicates the store search returns per write.
+        duplicate_min_score: Search score below which a hit is not a near-duplicate.
+            ``None`` (default): every hit goes to the judge, best first. Scores mean
+            different things on different stores (cosine on ``InMemoryStore``, a
+            reciprocal-rank score in the Qdrant store's hybrid mode), so only set
+            this when you know your store's scale.
+        max_judged: At most this many near-duplicates are judged per write.
+        heuristic_confidence: Confidence of facts from the regex extractor.
+        multi_valued_attributes: Attributes whose values coexist.
+        page_size: Page size when listing an entity's facts.
+        max_known_entities: Known entities given to the LLM extractor.
+        llm_timeout: Seconds one LLM call (extraction, consistency judgement)
+            may take; ``None`` waits as long as it takes. A call that takes
+            longer fails like any other LLM failure: the heuristic result is
+            kept and the error is recorded (``RememberResult.errors``,
+            ``SemanticMemory.extraction_errors``).
+        track_access: Count how often retrievals return each fact
+            (``Fact.access_count``, ``last_accessed``), for the forgetting size
+            cap. A retrieval records its accesses in memory only; they are
+            written in one batch later (see :mod:`.record_access`).
+        access_flush_size: Buffered facts that make a retrieval write the buffer itself.
+        access_flush_seconds: Buffered access events are written by a background
+            timer this long after the first one (``None``: no timer; they are
+            written at ``access_flush_size``, by ``SemanticMemory.flush_access``
+            and at exit).
+        access_compact_after: A fact read with more access events than this gets
+            them compacted (``None``: only ``SemanticMemory.compact_access``).
+
+    Raises:
+        ConfigurationError: A setting is out of range (the message names it).
+
+    Example:
+        >>> SemanticMemoryConfig(supersede_margin=0.1).reinforce_step
+        0.1
+    """
+
+    min_confidence: float = 0.5
+    stale_after_days: float = 30.0
+    reinforce_step: float = 0.1
+    supersede_margin: float = 0.25
+    duplicate_candidates: int = 5
+    duplicate_min_score: float | None = None
+    max_judged: int = 3
+    heuristic_confidence: float = 0.9
+    multi_valued_attributes: frozenset[str] = field(
+        default_factory=lambda: DEFAULT_MULTI_VALUED_ATTRIBUTES
+    )
+    page_size: int = 100
+    max_known_entities: int = 50
+    llm_timeout: float | None = DEFAULT_LLM_TIMEOUT
+    track_access: bool = True
+    access_flush_size: int = 256
+    access_flush_seconds: float | None = 1.0
+    access_compact_after: int | None = 32
+
+    def __post_init__(self) -> None:
+        for name in (
+            "min_confidence",
+            "reinforce_step",
+            "supersede_margin",
+            "heuristic_confidence",
+        ):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not 0.0 <= float(value) <= 1.0:
+                raise ConfigurationError(f"{name}={value!r} must be in [0, 1]")
+        for name in ("duplicate_candidates", "max_judged", "page_size", "max_known_entities"):
+            if int(getattr(self, name)) < 1:
+                raise ConfigurationError(f"{name}={getattr(self, name)!r} must be at least 1")
+        check_timeout(self.llm_timeout, name="llm_timeout")
+        check_access_settings(
+            self.access_flush_size,
+            self.access_flush_seconds,
+            self.access_compact_after,
+            prefix="access_",
+        )

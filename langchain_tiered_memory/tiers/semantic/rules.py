@@ -1,0 +1,342 @@
+"""Pure rules of the semantic tier: validation, reinforcement, supersession, selection.
+
+No I/O here: every function takes records and the current time and returns new
+records. The sync and async methods of
+:class:`~langchain_tiered_memory.tiers.semantic.memory.SemanticMemory` both run these.
+
+The update rule (what ``store_fact`` does with a new statement):
+
+* **reinforce**: an equivalent current fact exists (same slot value, or judged
+  ``same``): its confidence rises by ``reinforce_step`` (or to the new
+  statement's confidence if that is higher), capped at 1.0; ``last_confirmed``
+  becomes now; the episode id joins its provenance. No new record.
+* **supersede**: the new statement gives a different value for an occupied
+  slot (or is judged to contradict a fact) and its confidence is not *clearly*
+  lower (``new >= old - supersede_margin``). A later statement of where someone
+  lives is a change over time, not a weaker claim, so a merely reinforced old
+  value does not block it. The old fact gets ``valid_to = now``, status
+  ``superseded`` and ``superseded_by``; it stays in history and in "as of" queries.
+* **candidate**: the contradicting statement is clearly less confident; it is
+  kept with status ``candidate`` (never current, not in context) and both facts'
+  ``contradiction_count`` go up. Restating the candidate reinforces it, and it
+  supersedes the current fact once it is within the margin.
+* **new**: nothing related; stored as a new current fact. Facts without a slot
+  are only ever compared by the judge, so similar wording about different
+  things keeps both facts.
+
+Example:
+    >>> from datetime import datetime, timezone
+    >>> t = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    >>> old = Fact(fact_id="a", entity_id="al", content="Lives in Paris", attribute="lives_in",
+    ...            value="Paris", slot_key="lives_in", confidence=0.9,
+    ...            first_observed=t, last_confirmed=t, valid_from=t)
+    >>> new = old.model_copy(update={"fact_id": "b", "value": "Lyon", "confidence": 0.8})
+    >>> should_supersede(old, new, margin=0.25)
+    True
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from typing import Any
+
+from pydantic import ValidationError
+
+from langchain_tiered_memory.errors import InvalidInputError
+from langchain_tiered_memory.tiers.common.scope import normalize_id
+from langchain_tiered_memory.tiers.semantic.models import (
+    Entity,
+    Fact,
+    FactSource,
+    Relation,
+    SemanticMemoryConfig,
+    check_confidence,
+    normalize_attribute,
+    slot_key_for,
+)
+from langchain_tiered_memory.tiers.semantic.results import (
+    EntityContext,
+    RelatedEntity,
+    SemanticSearchHit,
+)
+
+__all__ = [
+    "as_candidate",
+    "build_entity_context",
+    "entity_value",
+    "format_entity_context",
+    "make_draft",
+    "merge_search_hits",
+    "parse_records",
+    "promote",
+    "reinforce",
+    "related_entities",
+    "select_context_facts",
+    "select_near_duplicates",
+    "should_supersede",
+    "supersede",
+]
+
+logger = logging.getLogger(__name__)
+
+_SOURCES: tuple[FactSource, ...] = ("heuristic", "llm", "manual")
+
+
+def make_draft(
+    *,
+    entity_id: str,
+    content: str,
+    attribute: str | None,
+    value: str | None,
+    confidence: float,
+    source_episode_id: str | None,
+    source: str,
+    entity_type: str,
+    config: SemanticMemoryConfig,
+    now: datetime,
+) -> Fact:
+    """Validate a ``store_fact`` request and build the fact it would store.
+
+    Raises:
+        InvalidInputError: Empty content, confidence not a finite number in
+            [0, 1], a value without an attribute, an unknown source, or a bad id.
+    """
+    eid = normalize_id(entity_id, what="entity_id")
+    if not isinstance(content, str) or not content.strip():
+        raise InvalidInputError(
+            f"fact content is empty ({content!r}): pass a statement such as 'Allergic to shellfish'"
+        )
+    conf = check_confidence(confidence)
+    attr = normalize_attribute(attribute) if attribute is not None else None
+    if value is not None and not isinstance(value, str):
+        raise InvalidInputError(f"value must be a string, got {type(value).__name__} {value!r}")
+    val = " ".join(value.split()) if value else None
+    if val and attr is None:
+        raise InvalidInputError(
+            f"value {value!r} was given without an attribute: pass attribute= (e.g. 'lives_in')"
+        )
+    if source not in _SOURCES:
+        raise InvalidInputError(f"source {source!r} is unknown: use one of {', '.join(_SOURCES)}")
+    if source_episode_id is not None and (
+        not isinstance(source_episode_id, str) or not source_episode_id.strip()
+    ):
+        raise InvalidInputError(
+            f"source_episode_id {source_episode_id!r} must be a non-empty string or None"
+        )
+    try:
+        return Fact(
+            fact_id=uuid.uuid4().hex,
+            entity_id=eid,
+            entity_type=normalize_attribute(entity_type),
+            content=content,
+            attribute=attr,
+            value=val,
+            slot_key=slot_key_for(attr, val, config.multi_valued_attributes),
+            confidence=conf,
+            source_episode_ids=[source_episode_id.strip()] if source_episode_id else [],
+            first_observed=now,
+            last_confirmed=now,
+            valid_from=now,
+            source=source,  # type: ignore[arg-type]
+        )
+    except ValidationError as exc:
+        raise InvalidInputError(f"invalid fact: {exc.errors()[0]['msg']}") from exc
+
+
+def _updated(fact: Fact, **changes: Any) -> Fact:
+    return Fact.model_validate({**fact.model_dump(), **changes})
+
+
+def _provenance(existing: Sequence[str], new: Iterable[str]) -> list[str]:
+    merged = list(existing)
+    merged.extend(e for e in new if e not in merged)
+    return merged
+
+
+def reinforce(existing: Fact, new: Fact, now: datetime, step: float, *, bump: bool = True) -> Fact:
+    """Confirm ``existing`` with the equivalent statement ``new``.
+
+    Confidence becomes ``min(1, max(old + step, new))`` (unchanged if ``bump`` is
+    false, used when one text is confirmed by two write paths); a missing slot
+    value or attribute is filled from ``new``.
+    """
+    confidence = (
+        min(1.0, max(existing.confidence + step, new.confidence))
+        if bump
+        else max(existing.confidence, new.confidence)
+    )
+    changes: dict[str, Any] = {
+        "confidence": confidence,
+        "last_confirmed": now,
+        "source_episode_ids": _provenance(existing.source_episode_ids, new.source_episode_ids),
+    }
+    if existing.attribute is None and new.attribute is not None:
+        changes.update(attribute=new.attribute, value=new.value, slot_key=new.slot_key)
+    elif existing.value is None and new.value is not None and existing.attribute == new.attribute:
+        changes.update(value=new.value, slot_key=new.slot_key)
+    return _updated(existing, **changes)
+
+
+def should_supersede(old: Fact, new: Fact, *, margin: float) -> bool:
+    """Whether ``new`` replaces ``old``: its confidence is not clearly lower."""
+    return new.confidence >= old.confidence - margin - 1e-9
+
+
+def supersede(old: Fact, new: Fact, now: datetime) -> tuple[Fact, Fact]:
+    """End ``old`` at ``now`` and make ``new`` current from ``now`` (inheriting the slot)."""
+    changes: dict[str, Any] = {"status": "current", "valid_from": now, "valid_to": None}
+    if new.attribute is None and old.attribute is not None:
+        changes.update(attribute=old.attribute, slot_key=old.slot_key)
+    ended = _updated(old, status="superseded", valid_to=now, superseded_by=new.fact_id)
+    return ended, _updated(new, **changes)
+
+
+def promote(candidate: Fact, old: Fact | None, now: datetime) -> tuple[Fact | None, Fact]:
+    """Make a candidate current, ending ``old`` if there is one."""
+    if old is None:
+        return None, _updated(candidate, status="current", valid_from=now, valid_to=None)
+    return supersede(old, candidate, now)
+
+
+def as_candidate(current: Fact, new: Fact) -> tuple[Fact, Fact]:
+    """Keep ``new`` as a candidate beside ``current``; both count the contradiction."""
+    counted = _updated(current, contradiction_count=current.contradiction_count + 1)
+    changes: dict[str, Any] = {
+        "status": "candidate",
+        "valid_from": None,
+        "valid_to": None,
+        "contradiction_count": new.contradiction_count + 1,
+    }
+    if new.attribute is None and current.attribute is not None:
+        changes.update(attribute=current.attribute, slot_key=current.slot_key)
+    return counted, _updated(new, **changes)
+
+
+def parse_records(items: Iterable[Any], model: type[Any]) -> list[Any]:
+    """Parse store items into ``model``; unreadable records are logged and skipped."""
+    parsed = []
+    for item in items:
+        try:
+            parsed.append(model.model_validate(item.value))
+        except ValidationError as exc:
+            logger.warning(
+                "skipping unreadable %s record %r in %r: %s",
+                model.__name__,
+                item.key,
+                item.namespace,
+                exc.errors()[0]["msg"],
+            )
+    return parsed
+
+
+def entity_value(entity: Entity) -> dict[str, Any]:
+    """The stored form of an entity (with the text that is embedded)."""
+    return {**entity.model_dump(mode="json"), "search_text": entity.search_text}
+
+
+def select_near_duplicates(items: Sequence[Any], min_score: float | None) -> list[Fact]:
+    """Search hits that may restate a new fact, best first.
+
+    A hit qualifies when its score is at least ``min_score``; with no
+    ``min_score``, or when no hit has a score (a store without a vector index),
+    all hits qualify and the judge decides.
+    """
+    if min_score is None or all(getattr(i, "score", None) is None for i in items):
+        kept = list(items)
+    else:
+        kept = [i for i in items if i.score is not None and i.score >= min_score]
+    facts: list[Fact] = parse_records(kept, Fact)
+    return facts
+
+
+def select_context_facts(
+    facts: Sequence[Fact], *, now: datetime, config: SemanticMemoryConfig, max_facts: int
+) -> tuple[list[Fact], int]:
+    """Current, confident, non-stale facts (most confident first) and how many were left out."""
+    usable = [
+        f
+        for f in facts
+        if f.is_current
+        and f.confidence >= config.min_confidence
+        and not f.is_stale(now, config.stale_after_days)
+    ]
+    usable.sort(key=lambda f: (f.confidence, f.last_confirmed), reverse=True)
+    kept = usable[: max(0, max_facts)]
+    return kept, len(facts) - len(kept)
+
+
+def format_entity_context(
+    entity: Entity, facts: Sequence[Fact], relations: Sequence[RelatedEntity]
+) -> str:
+    """The seed's entity context text: entity line, known facts, relationships."""
+    lines = [f"Entity: {entity.name} ({entity.entity_type})"]
+    if facts:
+        lines.append("Known facts:")
+        lines.extend(f"- {f.content}" for f in facts)
+    if relations:
+        lines.append("Relationships:")
+        for rel in relations:
+            desc = f" ({rel.relation.description})" if rel.relation.description else ""
+            lines.append(f"- {rel.relation.relation_type}: {rel.target.name}{desc}")
+    return "\n".join(lines)
+
+
+def build_entity_context(
+    entity: Entity | None,
+    facts: Sequence[Fact],
+    relations: Sequence[RelatedEntity],
+    *,
+    now: datetime,
+    config: SemanticMemoryConfig,
+    max_facts: int,
+) -> EntityContext:
+    """Assemble an :class:`EntityContext` (empty if the entity is unknown)."""
+    if entity is None:
+        return EntityContext(entity=None)
+    kept, omitted = select_context_facts(facts, now=now, config=config, max_facts=max_facts)
+    return EntityContext(
+        entity=entity,
+        facts=kept,
+        relations=list(relations),
+        omitted=omitted,
+        text=format_entity_context(entity, kept, relations),
+    )
+
+
+def related_entities(
+    relations: Sequence[Relation], targets: Sequence[Entity | None]
+) -> list[RelatedEntity]:
+    """Pair relations with their target entities, dropping relations whose target is gone."""
+    return [RelatedEntity(r, t) for r, t in zip(relations, targets, strict=True) if t is not None]
+
+
+def merge_search_hits(
+    fact_items: Sequence[Any], entity_items: Sequence[Any], top_k: int
+) -> list[SemanticSearchHit]:
+    """Merge fact and entity hits into one list by score (unscored last)."""
+    hits: list[SemanticSearchHit] = []
+    for item, fact in zip(fact_items, _parse_each(fact_items, Fact), strict=True):
+        if fact is not None:
+            hits.append(
+                SemanticSearchHit("fact", item.score, fact.entity_id, fact.content, fact=fact)
+            )
+    for item, entity in zip(entity_items, _parse_each(entity_items, Entity), strict=True):
+        if entity is not None:
+            hits.append(
+                SemanticSearchHit(
+                    "entity", item.score, entity.entity_id, entity.search_text, entity=entity
+                )
+            )
+    hits.sort(key=lambda h: (h.score is not None, h.score or 0.0), reverse=True)
+    return hits[:top_k]
+
+
+def _parse_each(items: Sequence[Any], model: type[Any]) -> list[Any]:
+    out: list[Any] = []
+    for item in items:
+        parsed = parse_records([item], model)
+        out.append(parsed[0] if parsed else None)
+    return out

@@ -1,0 +1,1 @@
+"""The conversation-turn tier: every turn of a conversation, searchable."""

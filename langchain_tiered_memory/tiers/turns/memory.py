@@ -1,0 +1,390 @@
+"""The conversation-turn tier: every turn of a user's conversations, searchable.
+
+Each turn is stored once, under the user's ``turns`` namespace, with the texts
+its retrieval needs (see :mod:`langchain_tiered_memory.tiers.turns.defaults`):
+
+* an embedded text, ``[1:56 pm on 8 May, 2023] speaker: text``
+  (:data:`~.conversation_turns_models.DENSE_FIELD`);
+* a BM25 text with the two previous turns of the session, the date, the speaker,
+  the image caption and the turn twice (:data:`~.conversation_turns_models.LEXICAL_FIELD`,
+  indexed by a store built with ``lexical_fields=[LEXICAL_FIELD]``, as
+  ``TieredMemory.open`` builds it);
+* its session id and position in the session, so neighbouring turns are found
+  from stored data.
+
+:meth:`ConversationTurns.search` runs one store search for a pool of candidates
+(hybrid on ``QdrantMemoryStore``, dense on e.g. ``InMemoryStore``), then lets
+neighbouring turns of a session lend each other score, lets each turn share in
+the best match of its session, boosts turns said at a time the query names
+(resolved against ``now``, by default the latest stored turn) and turns whose
+speaker the query names.
+
+Example:
+    >>> from datetime import datetime, timezone
+    >>> from langgraph.store.memory import InMemoryStore
+    >>> from langchain_tiered_memory.testing.fakes import HashingEmbeddings
+    >>> store = InMemoryStore(index={"dims": 384, "embed": HashingEmbeddings()})
+    >>> turns = ConversationTurns(store, MemoryScope("alice"))
+    >>> may8 = datetime(2023, 5, 8, 13, 56, tzinfo=timezone.utc)
+    >>> _ = turns.add_turns("s1", [
+    ...     {"speaker": "Ann", "text": "Did you go to the pottery class?", "time": may8},
+    ...     {"speaker": "Bob", "text": "Yes, twice! I made a bowl.", "time": may8},
+    ... ])
+    >>> hit = turns.search("Who made a bowl?", top_k=1)[0]
+    >>> hit.turn_id, hit.speaker, hit.session_id
+    ('s1:1', 'Bob', 's1')
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime
+from typing import Any
+
+from langgraph.store.base import BaseStore, GetOp, Item, PutOp, SearchItem, SearchOp
+
+from langchain_tiered_memory.errors import InvalidInputError
+from langchain_tiered_memory.tiers.common.args import Clock, tier_args
+from langchain_tiered_memory.tiers.common.records import (
+    Plan,
+    StoreOps,
+    arun_plan,
+    from_epoch,
+    run_plan,
+    search_all,
+    to_epoch,
+    validate_model,
+)
+from langchain_tiered_memory.tiers.common.scope import MemoryScope
+from langchain_tiered_memory.tiers.turns.defaults import (
+    Utterance,
+    apply_neighbour_boost,
+    apply_session_boost,
+    apply_speaker_boost,
+    apply_time_boost,
+    index_texts,
+    parse_time_expressions,
+)
+from langchain_tiered_memory.tiers.turns.models import (
+    DENSE_FIELD,
+    LEXICAL_FIELD,
+    ConversationTurn,
+    StoredTurn,
+    TurnHit,
+    TurnsConfig,
+    TurnScore,
+    stored_turn,
+    turn_value,
+)
+from langchain_tiered_memory.types import ensure_aware
+
+__all__ = [
+    "DENSE_FIELD",
+    "LEXICAL_FIELD",
+    "AddTurnsResult",
+    "ConversationTurn",
+    "ConversationTurns",
+    "StoredTurn",
+    "TurnHit",
+    "TurnInput",
+    "TurnScore",
+    "TurnsConfig",
+]
+
+TurnInput = ConversationTurn | Mapping[str, Any]
+"""A turn to add: a :class:`ConversationTurn` or a dict of its fields."""
+
+_LATEST_KEY = "latest"
+
+
+@dataclass(frozen=True)
+class AddTurnsResult:
+    """What :meth:`ConversationTurns.add_turns` did.
+
+    Attributes:
+        turn_ids: The ids of the given turns, in the given order.
+        written: How many stored turns were written (new or changed turns, and
+            later turns of the session whose context changed); 0 when every turn
+            was already stored as given.
+    """
+
+    turn_ids: list[str]
+    written: int
+
+
+def _check_session(session_id: Any) -> str:
+    if not isinstance(session_id, str) or not session_id.strip():
+        raise InvalidInputError(
+            f"session_id is {session_id!r}: pass a non-empty string naming the conversation "
+            "sitting, e.g. 'session-1'"
+        )
+    return session_id.strip()
+
+
+def _validate_turns(turns: Sequence[TurnInput]) -> list[ConversationTurn]:
+    if isinstance(turns, (str, bytes, Mapping)) or not isinstance(turns, Sequence):
+        raise InvalidInputError(
+            f"turns must be a list of turns, got {type(turns).__name__}: pass e.g. "
+            "[{'speaker': 'Ann', 'text': 'Hi!', 'time': datetime.now(timezone.utc)}]"
+        )
+    checked = [validate_model(ConversationTurn, t, f"turn {i}") for i, t in enumerate(turns)]
+    seen: set[str] = set()
+    for turn in checked:
+        if turn.turn_id is not None:
+            if turn.turn_id in seen:
+                raise InvalidInputError(
+                    f"turn_id {turn.turn_id!r} appears twice in one call: turn ids must be "
+                    "unique per user; nothing was stored"
+                )
+            seen.add(turn.turn_id)
+    return checked
+
+
+def _check_query(query: Any, top_k: Any) -> str:
+    if not isinstance(query, str) or not query.strip():
+        raise InvalidInputError(f"query is {query!r}: pass the question to find turns for")
+    if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
+        raise InvalidInputError(f"top_k must be a positive int, got {top_k!r}")
+    return query
+
+
+def _merge(
+    session_id: str, existing: list[StoredTurn], new: list[ConversationTurn]
+) -> tuple[list[StoredTurn], list[str]]:
+    """The session's turns after adding ``new`` (in position order) and the new turns' ids.
+
+    A new turn whose id is stored replaces it in place; others are appended.
+    """
+    turns = sorted(existing, key=lambda t: t.position)
+    index = {t.turn_id: i for i, t in enumerate(turns)}
+    next_position = turns[-1].position + 1 if turns else 0
+    ids = []
+    for turn in new:
+        turn_id = turn.turn_id or f"{session_id}:{next_position}"
+        at = index.get(turn_id)
+        position = turns[at].position if at is not None else next_position
+        stored = StoredTurn(
+            turn_id, session_id, position, turn.speaker, turn.text, turn.time, turn.caption
+        )
+        if at is None:
+            index[turn_id] = len(turns)
+            turns.append(stored)
+            next_position += 1
+        else:
+            turns[at] = stored
+        ids.append(turn_id)
+    return turns, ids
+
+
+def _search_hits(
+    items: Sequence[SearchItem],
+) -> tuple[list[tuple[str, float]], dict[str, StoredTurn]]:
+    fused = [(i.key, float(i.score or 0.0)) for i in items]
+    return fused, {i.key: stored_turn(i.value) for i in items}
+
+
+def _neighbours(turns: Mapping[str, StoredTurn]) -> dict[str, list[str]]:
+    """Key -> the candidates just before and after it in the same session."""
+    at = {(t.session_id, t.position): k for k, t in turns.items()}
+    return {
+        k: [n for d in (-1, 1) if (n := at.get((t.session_id, t.position + d))) is not None]
+        for k, t in turns.items()
+    }
+
+
+class ConversationTurns:
+    """Store a user's conversation turns; find the turns that answer a question.
+
+    Works on any LangGraph ``BaseStore`` with a vector index. On a
+    ``QdrantMemoryStore`` built with ``lexical_fields=[LEXICAL_FIELD]`` (as
+    ``TieredMemory.open`` builds it) the candidates come from hybrid search over
+    the enriched BM25 text and the embedded text; on other stores from dense search.
+
+    Args:
+        store: Any ``BaseStore`` (give it a vector index for similarity search).
+        scope: Whose turns these are.
+        config: Indexing and search settings (defaults: the settings measured best on
+            LoCoMo, ``benchmarks/locomo.py``).
+        clock: Returns "now" (aware); injectable for tests.
+
+    Example:
+        >>> from datetime import datetime, timezone
+        >>> from langgraph.store.memory import InMemoryStore
+        >>> from langchain_tiered_memory.testing.fakes import HashingEmbeddings
+        >>> store = InMemoryStore(index={"dims": 384, "embed": HashingEmbeddings()})
+        >>> turns = ConversationTurns(store, MemoryScope("bob"))
+        >>> when = datetime(2023, 7, 1, tzinfo=timezone.utc)
+        >>> turns.add_turns("s1", [ConversationTurn(speaker="Bob", text="I ran a marathon",
+        ...                                          time=when, turn_id="t1")]).written
+        1
+        >>> turns.add_turns("s1", [ConversationTurn(speaker="Bob", text="I ran a marathon",
+        ...                                          time=when, turn_id="t1")]).written
+        0
+        >>> [h.turn_id for h in turns.search("marathon in July 2023")]
+        ['t1']
+    """
+
+    def __init__(
+        self,
+        store: BaseStore,
+        scope: MemoryScope,
+        *,
+        config: TurnsConfig | None = None,
+        clock: Clock | None = None,
+    ) -> None:
+        self._args = tier_args(store, scope, clock)
+        self.store: BaseStore = self._args.store
+        self.scope: MemoryScope = self._args.scope
+        self.config = config or TurnsConfig()
+        self.namespace = scope.namespace("turns")
+        self.meta_namespace = scope.namespace("turns_meta")
+
+    # -- plans ---------------------------------------------------------------------
+
+    def _add_plan(self, session_id: str, turns: Sequence[TurnInput]) -> Plan[AddTurnsResult]:
+        sid = _check_session(session_id)
+        new = _validate_turns(turns)
+        if not new:
+            return AddTurnsResult([], 0)
+        given = [t.turn_id for t in new if t.turn_id is not None]
+        ops = (GetOp(self.meta_namespace, _LATEST_KEY), *(GetOp(self.namespace, i) for i in given))
+        meta, *found = yield StoreOps(ops)
+        for item in found:
+            if item is not None and item.value.get("session_id") != sid:
+                raise InvalidInputError(
+                    f"turn_id {item.key!r} is already stored in session "
+                    f"{item.value.get('session_id')!r}, not {sid!r}: turn ids must be unique "
+                    "per user; nothing was stored"
+                )
+        stored = yield from search_all(self.namespace, [{"session_id": sid}])
+        old_values = {i.key: i.value for i in stored}
+        merged, ids = _merge(sid, [stored_turn(v) for v in old_values.values()], new)
+        puts = self._puts(merged, old_values)
+        latest = max(t.time for t in new)
+        meta_ts = meta.value.get("ts") if isinstance(meta, Item) else None
+        if meta_ts is None or to_epoch(latest) > float(meta_ts):
+            value = {"ts": to_epoch(latest), "time": latest.isoformat()}
+            puts.append(PutOp(self.meta_namespace, _LATEST_KEY, value, index=False))
+        if puts:
+            yield StoreOps(tuple(puts))
+        written = sum(1 for p in puts if p.namespace == self.namespace)
+        return AddTurnsResult(ids, written)
+
+    def _puts(self, turns: list[StoredTurn], old: Mapping[str, Any]) -> list[PutOp]:
+        utterances = [Utterance(t.speaker, t.text, t.session_id, t.time, t.caption) for t in turns]
+        dense = index_texts(utterances, self.config.dense_enrich)
+        lexical = index_texts(utterances, self.config.lexical_enrich)
+        puts = []
+        for turn, d, lx in zip(turns, dense, lexical, strict=True):
+            value = turn_value(turn, d, lx)
+            if old.get(turn.turn_id) != value:
+                puts.append(PutOp(self.namespace, turn.turn_id, value, index=[DENSE_FIELD]))
+        return puts
+
+    def _search_plan(self, query: str, top_k: int, now: datetime | None) -> Plan[list[TurnHit]]:
+        _check_query(query, top_k)
+        cfg = self.config
+        limit = max(cfg.candidates, top_k)
+        ops: tuple[SearchOp | GetOp, ...] = (SearchOp(self.namespace, None, limit, 0, query),)
+        if now is None and cfg.time_boost is not None:
+            ops += (GetOp(self.meta_namespace, _LATEST_KEY),)
+        items, *meta = yield StoreOps(ops)
+        fused, turns = _search_hits(items or [])
+        scores = {k: TurnScore(fused=s) for k, s in fused}
+        if cfg.neighbour_boost:
+            boosted = apply_neighbour_boost(fused, _neighbours(turns), cfg.neighbour_boost)
+            fused = _note(boosted, fused, scores, "neighbour")
+        if cfg.session_boost:
+            sessions = {k: t.session_id for k, t in turns.items()}
+            boosted = apply_session_boost(fused, sessions, cfg.session_boost)
+            fused = _note(boosted, fused, scores, "session")
+        reference = ensure_aware(now) if now is not None else _latest(meta, turns)
+        ranges = []
+        if cfg.time_boost is not None and reference is not None:
+            ranges = parse_time_expressions(query, reference)
+        if ranges and cfg.time_boost is not None:
+            dates = {k: t.time for k, t in turns.items()}
+            boosted = apply_time_boost(fused, dates, ranges, cfg.time_boost)
+            fused = _note(boosted, fused, scores, "time")
+        if cfg.speaker_boost:
+            speakers = {k: t.speaker for k, t in turns.items()}
+            boosted = apply_speaker_boost(fused, speakers, query, cfg.speaker_boost)
+            fused = _note(boosted, fused, scores, "speaker")
+        return [TurnHit(turns[k], scores[k]) for k, _ in fused[:top_k]]
+
+    # -- public API ----------------------------------------------------------------
+
+    def add_turns(self, session_id: str, turns: Sequence[TurnInput]) -> AddTurnsResult:
+        """Store turns of one session, in the order they were said.
+
+        Turns are appended after the session's stored turns; a turn whose
+        ``turn_id`` is stored already replaces it in place, so adding the same
+        turns again writes nothing. Each turn's BM25 text includes the turns just
+        before it, so a later turn of the session is rewritten when one of those
+        changes.
+
+        Args:
+            session_id: The conversation sitting the turns belong to; neighbouring
+                turns (for context and the neighbour boost) never cross sessions.
+            turns: :class:`ConversationTurn` records or dicts of their fields
+                (``speaker``, ``text``, aware ``time``, optional ``caption`` and
+                ``turn_id``).
+
+        Returns:
+            The turns' ids and how many stored turns were written.
+
+        Raises:
+            InvalidInputError: A session id or turn is invalid (empty text, naive
+                time, a turn id used twice or already stored in another session);
+                nothing was stored.
+        """
+        return run_plan(self.store, self._add_plan(session_id, turns))
+
+    async def aadd_turns(self, session_id: str, turns: Sequence[TurnInput]) -> AddTurnsResult:
+        """Async twin of :meth:`add_turns`."""
+        return await arun_plan(self.store, self._add_plan(session_id, turns))
+
+    def search(self, query: str, top_k: int = 10, *, now: datetime | None = None) -> list[TurnHit]:
+        """The turns that best answer ``query``, best first, with their score breakdown.
+
+        Args:
+            query: The question.
+            top_k: How many turns to return.
+            now: What relative time expressions ("last Saturday", "two weeks ago")
+                count from; None: the time of the latest stored turn.
+
+        Raises:
+            InvalidInputError: ``query`` is empty or ``top_k`` is not a positive int.
+        """
+        return run_plan(self.store, self._search_plan(query, top_k, now))
+
+    async def asearch(
+        self, query: str, top_k: int = 10, *, now: datetime | None = None
+    ) -> list[TurnHit]:
+        """Async twin of :meth:`search`."""
+        return await arun_plan(self.store, self._search_plan(query, top_k, now))
+
+
+def _note(
+    boosted: list[tuple[str, float]],
+    before: list[tuple[str, float]],
+    scores: dict[str, TurnScore],
+    part: str,
+) -> list[tuple[str, float]]:
+    """Record what a boost added to each candidate's score under ``part``."""
+    prior = dict(before)
+    for key, score in boosted:
+        added = score - prior[key]
+        if added:
+            current = scores[key]
+            scores[key] = replace(current, **{part: getattr(current, part) + added})
+    return boosted
+
+
+def _latest(meta: list[Any], turns: Mapping[str, StoredTurn]) -> datetime | None:
+    """The time of the latest stored turn (or of the latest candidate, as a fallback)."""
+    item = meta[0] if meta else None
+    if isinstance(item, Item) and item.value.get("ts") is not None:
+        return from_epoch(float(item.value["ts"]))
+    return max((t.time for t in turns.values()), default=None)

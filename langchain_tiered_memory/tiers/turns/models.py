@@ -1,0 +1,296 @@
+"""Records of the conversation-turn tier: a turn as given, as stored, as found.
+
+* :class:`ConversationTurn`: one turn to store (speaker, text, aware time, optional
+  image caption and turn id), validated.
+* :class:`TurnsConfig`: how turns are indexed (the lexical and dense texts of
+  :func:`~langchain_tiered_memory.tiers.turns.defaults.index_texts`) and re-scored at search
+  time (candidate depth, neighbour, time and speaker boosts).
+* :class:`StoredTurn`, :class:`TurnScore`, :class:`TurnHit`: what search returns.
+* :func:`turn_value` / :func:`stored_turn`: the stored payload and back.
+
+Example:
+    >>> from datetime import datetime, timezone
+    >>> turn = ConversationTurn(speaker="Ann", text="I adopted a cat!",
+    ...                         time=datetime(2023, 5, 8, 13, 56, tzinfo=timezone.utc))
+    >>> turn.speaker, turn.turn_id is None
+    ('Ann', True)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, field_validator
+
+from langchain_tiered_memory.errors import ConfigurationError
+from langchain_tiered_memory.tiers.common.records import to_epoch
+from langchain_tiered_memory.tiers.turns.defaults import (
+    DEFAULT_CANDIDATES,
+    DEFAULT_DENSE_ENRICH,
+    DEFAULT_LEXICAL_ENRICH,
+    DEFAULT_NEIGHBOUR_BOOST,
+    DEFAULT_SESSION_BOOST,
+    DEFAULT_SPEAKER_BOOST,
+    DEFAULT_TIME_BOOST,
+    EnrichConfig,
+    TimeBoost,
+)
+
+__all__ = [
+    "DENSE_FIELD",
+    "LEXICAL_FIELD",
+    "TURN_TYPE",
+    "ConversationTurn",
+    "StoredTurn",
+    "TurnHit",
+    "TurnScore",
+    "TurnsConfig",
+    "stored_turn",
+    "turn_value",
+]
+
+TURN_TYPE = "conversation_turn"
+"""The ``type`` of a stored turn."""
+
+DENSE_FIELD = "turn_dense_text"
+"""Value field of a stored turn that the store embeds (``[date] speaker: text``)."""
+
+LEXICAL_FIELD = "turn_lexical_text"
+"""Value field of a stored turn that a store with ``lexical_fields`` BM25-indexes
+(previous turns, date, speaker, caption, the turn twice). ``TieredMemory.open``
+builds its store with ``lexical_fields=[LEXICAL_FIELD]``; records without it
+(episodes, facts, ...) keep their embedded text as BM25 text."""
+
+MAX_ID_LENGTH = 256
+
+
+def _check_id(value: str, what: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError(f"{what} is {value!r}: pass a non-empty string")
+    cleaned = value.strip()
+    if len(cleaned) > MAX_ID_LENGTH:
+        raise ValueError(f"{what} is {len(cleaned)} characters long: use at most {MAX_ID_LENGTH}")
+    return cleaned
+
+
+class ConversationTurn(BaseModel):
+    """One turn of a conversation, as given to :meth:`ConversationTurns.add_turns`.
+
+    Attributes:
+        speaker: Who said it (a name, or e.g. ``"user"``); non-blank.
+        text: What was said; non-blank.
+        time: When it was said; timezone-aware (``datetime(..., tzinfo=timezone.utc)``).
+        caption: A description of an image shared with the turn, if any.
+        turn_id: Stable id of the turn (unique per user); adding a turn with an id
+            that is already stored replaces it. None: ``"<session_id>:<position>"``.
+
+    Example:
+        >>> from datetime import datetime, timezone
+        >>> ConversationTurn(speaker="Bob", text="Yes, twice!", turn_id="t2",
+        ...                  time=datetime(2023, 5, 8, tzinfo=timezone.utc)).turn_id
+        't2'
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    speaker: str
+    text: str
+    time: datetime
+    caption: str | None = None
+    turn_id: str | None = None
+
+    @field_validator("speaker", "text")
+    @classmethod
+    def _non_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("must not be empty or blank")
+        return value.strip()
+
+    @field_validator("time")
+    @classmethod
+    def _aware(cls, value: datetime) -> datetime:
+        if value.tzinfo is None or value.tzinfo.utcoffset(value) is None:
+            raise ValueError(
+                f"{value.isoformat()} is naive: pass an aware datetime, e.g. "
+                "datetime(2023, 5, 8, 13, 56, tzinfo=timezone.utc)"
+            )
+        return value
+
+    @field_validator("caption")
+    @classmethod
+    def _caption(cls, value: str | None) -> str | None:
+        return value.strip() or None if value is not None else None
+
+    @field_validator("turn_id")
+    @classmethod
+    def _turn_id(cls, value: str | None) -> str | None:
+        return None if value is None else _check_id(value, "turn_id")
+
+
+@dataclass(frozen=True)
+class TurnsConfig:
+    """How turns are indexed and how their search re-scores the store's candidates.
+
+    Attributes:
+        lexical_enrich: BM25 text of a turn (stored in :data:`LEXICAL_FIELD`).
+        dense_enrich: Embedded text of a turn (stored in :data:`DENSE_FIELD`).
+        candidates: How many hits one store search fetches before re-scoring.
+        neighbour_boost: Weight of
+            :func:`~langchain_tiered_memory.tiers.turns.defaults.apply_neighbour_boost` over the
+            previous and next turn of the same session; 0 turns it off.
+        session_boost: Weight of
+            :func:`~langchain_tiered_memory.tiers.turns.defaults.apply_session_boost`: each turn
+            gains this share of the best score among the other candidates of its
+            session; 0 turns it off.
+        time_boost: Boost of turns said at a time the query names ("in May 2023",
+            "last Saturday"); None turns it off.
+        speaker_boost: Added to the score of turns whose speaker the query names
+            (:func:`~langchain_tiered_memory.tiers.turns.defaults.apply_speaker_boost`); 0 turns
+            it off.
+
+    Example:
+        >>> TurnsConfig().candidates
+        100
+    """
+
+    lexical_enrich: EnrichConfig = DEFAULT_LEXICAL_ENRICH
+    dense_enrich: EnrichConfig = DEFAULT_DENSE_ENRICH
+    candidates: int = DEFAULT_CANDIDATES
+    neighbour_boost: float = DEFAULT_NEIGHBOUR_BOOST
+    session_boost: float = DEFAULT_SESSION_BOOST
+    time_boost: TimeBoost | None = DEFAULT_TIME_BOOST
+    speaker_boost: float = DEFAULT_SPEAKER_BOOST
+
+    def __post_init__(self) -> None:
+        for name in ("lexical_enrich", "dense_enrich"):
+            if not isinstance(getattr(self, name), EnrichConfig):
+                raise ConfigurationError(
+                    f"{name} must be an EnrichConfig, got {type(getattr(self, name)).__name__}"
+                )
+        if self.time_boost is not None and not isinstance(self.time_boost, TimeBoost):
+            raise ConfigurationError(
+                f"time_boost must be a TimeBoost or None, got {type(self.time_boost).__name__}"
+            )
+        if isinstance(self.candidates, bool) or not isinstance(self.candidates, int):
+            raise ConfigurationError(f"candidates must be an int, got {self.candidates!r}")
+        if not 1 <= self.candidates <= 1000:
+            raise ConfigurationError(
+                f"candidates is {self.candidates}: use 1 to 1000 (100 is the tuned default)"
+            )
+        for name in ("neighbour_boost", "session_boost", "speaker_boost"):
+            weight = getattr(self, name)
+            if not 0 <= weight < float("inf"):
+                raise ConfigurationError(f"{name} must be finite and >= 0, got {weight!r}")
+
+
+@dataclass(frozen=True)
+class StoredTurn:
+    """A stored turn.
+
+    Attributes:
+        turn_id: The turn's id (the store key).
+        session_id: The session it belongs to.
+        position: Its place in the session (0, 1, ...); neighbours differ by one.
+        speaker: Who said it.
+        text: What was said.
+        time: When it was said (aware).
+        caption: The shared image's caption, if any.
+    """
+
+    turn_id: str
+    session_id: str
+    position: int
+    speaker: str
+    text: str
+    time: datetime
+    caption: str | None = None
+
+
+@dataclass(frozen=True)
+class TurnScore:
+    """Why a turn ranked where it did: the store's score plus each boost.
+
+    Attributes:
+        fused: The store's score (fused dense + BM25 on a hybrid store, cosine on a
+            dense-only one).
+        neighbour: Added by the neighbouring-turn boost.
+        session: Added by the same-session boost.
+        time: Added by the time boost.
+        speaker: Added by the speaker boost.
+    """
+
+    fused: float
+    neighbour: float = 0.0
+    session: float = 0.0
+    time: float = 0.0
+    speaker: float = 0.0
+
+    @property
+    def total(self) -> float:
+        """The score the turns are ranked by."""
+        return self.fused + self.neighbour + self.session + self.time + self.speaker
+
+
+@dataclass(frozen=True)
+class TurnHit:
+    """A turn found by :meth:`ConversationTurns.search`, and its score breakdown."""
+
+    turn: StoredTurn
+    score: TurnScore
+
+    @property
+    def turn_id(self) -> str:
+        """The turn's id."""
+        return self.turn.turn_id
+
+    @property
+    def text(self) -> str:
+        """What was said."""
+        return self.turn.text
+
+    @property
+    def speaker(self) -> str:
+        """Who said it."""
+        return self.turn.speaker
+
+    @property
+    def time(self) -> datetime:
+        """When it was said."""
+        return self.turn.time
+
+    @property
+    def session_id(self) -> str:
+        """The session it belongs to."""
+        return self.turn.session_id
+
+
+def turn_value(turn: StoredTurn, dense: str, lexical: str) -> dict[str, Any]:
+    """The stored value of a turn, with its embedded and BM25 texts."""
+    return {
+        "type": TURN_TYPE,
+        "turn_id": turn.turn_id,
+        "session_id": turn.session_id,
+        "position": turn.position,
+        "speaker": turn.speaker,
+        "text": turn.text,
+        "caption": turn.caption,
+        "time": turn.time.isoformat(),
+        "ts": to_epoch(turn.time),
+        DENSE_FIELD: dense,
+        LEXICAL_FIELD: lexical,
+    }
+
+
+def stored_turn(value: dict[str, Any]) -> StoredTurn:
+    """Rebuild a :class:`StoredTurn` from its stored value."""
+    return StoredTurn(
+        turn_id=str(value["turn_id"]),
+        session_id=str(value["session_id"]),
+        position=int(value["position"]),
+        speaker=str(value["speaker"]),
+        text=str(value["text"]),
+        time=datetime.fromisoformat(value["time"]),
+        caption=value.get("caption"),
+    )

@@ -1,0 +1,264 @@
+"""Re-scoring a small, already fused candidate list.
+
+Re-scorers that need no model at query time:
+
+* :func:`apply_time_boost`: candidates whose timestamp falls in a time the query
+  names ("in July 2023", "last weekend"; see :mod:`.temporal`) gain
+  ``weight * time_match`` on their fused score.
+* :func:`apply_neighbour_boost`: a candidate gains part of the scores of the
+  candidates next to it in its conversation (an answer often sits one turn after
+  the question that names the topic).
+* :func:`apply_session_boost`: a candidate gains part of the best score among the
+  other candidates of its session (turns of the sitting the query is about rank
+  above isolated matches elsewhere).
+* :func:`rerank`: blend the fused score with any pairwise scorer (a cross-encoder you
+  load yourself, a lexical overlap, ...) over the top ``top_k`` candidates only, so
+  a costly scorer runs a bounded number of times per query.
+
+Example:
+    >>> from datetime import datetime, timedelta
+    >>> from langchain_tiered_memory.tiers.turns.temporal import parse_time_expressions
+    >>> ranges = parse_time_expressions("what happened in May 2023?", datetime(2024, 1, 1))
+    >>> fused = [("a", 1.0), ("b", 0.95)]
+    >>> dates = {"a": datetime(2023, 9, 1), "b": datetime(2023, 5, 20)}
+    >>> boosted = apply_time_boost(fused, dates, ranges, TimeBoost(weight=0.1))
+    >>> [k for k, _ in boosted]
+    ['b', 'a']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import TypeVar
+
+from langchain_tiered_memory.errors import ConfigurationError
+from langchain_tiered_memory.stores.fusion import normalize_scores
+from langchain_tiered_memory.tiers.turns.temporal import TimeRange, time_match
+
+__all__ = [
+    "PairScorer",
+    "TimeBoost",
+    "apply_neighbour_boost",
+    "apply_session_boost",
+    "apply_time_boost",
+    "check_boost_weight",
+    "rerank",
+]
+
+K = TypeVar("K", bound=Hashable)
+
+PairScorer = Callable[[str, Sequence[str]], Sequence[float]]
+"""``scorer(query, texts) -> scores``, higher is better (e.g. a cross-encoder)."""
+
+
+@dataclass(frozen=True)
+class TimeBoost:
+    """How much a match with a time named in the query adds to a fused score.
+
+    Attributes:
+        weight: Added at a full match; fused scores are on a 0..sum(weights) scale,
+            so 0.1 moves a candidate ahead of close competitors, not far ones.
+        slack: Partial credit this far outside the named range (memories are often
+            written a little after the event).
+
+    Example:
+        >>> TimeBoost().weight
+        0.1
+    """
+
+    weight: float = 0.1
+    slack: timedelta = timedelta(days=30)
+
+    def __post_init__(self) -> None:
+        if self.weight < 0:
+            raise ConfigurationError(f"TimeBoost.weight must be >= 0, got {self.weight}")
+        if self.slack < timedelta(0):
+            raise ConfigurationError(f"TimeBoost.slack must be >= 0, got {self.slack}")
+
+
+def apply_time_boost(
+    fused: Sequence[tuple[K, float]],
+    dates: Mapping[K, datetime | None],
+    ranges: Sequence[TimeRange],
+    boost: TimeBoost,
+) -> list[tuple[K, float]]:
+    """Add ``boost.weight * time_match(date)`` to each candidate's score and re-sort.
+
+    Args:
+        fused: ``(key, score)`` best first, as :func:`.fusion.fuse` returns.
+        dates: Key -> timestamp of the memory (missing or None: no boost).
+        ranges: Time ranges named in the query; empty leaves the order unchanged.
+        boost: Weight and slack.
+
+    Returns:
+        ``(key, boosted score)`` best first; ties keep the input order.
+    """
+    if not ranges or boost.weight == 0:
+        return list(fused)
+    out = []
+    for key, score in fused:
+        when = dates.get(key)
+        bonus = time_match(when, ranges, slack=boost.slack) if when is not None else 0.0
+        out.append((key, score + boost.weight * bonus))
+    return _resort(out)
+
+
+def apply_neighbour_boost(
+    fused: Sequence[tuple[K, float]],
+    neighbours: Mapping[K, Sequence[K]],
+    weight: float,
+) -> list[tuple[K, float]]:
+    """Add ``weight`` times the mean positive score of each candidate's neighbours.
+
+    A turn that answers ("Yes, twice!") rarely names its topic; the turn before it
+    does. When both are candidates, each lends the other part of its score, so the
+    pair outranks an isolated near-miss. Neighbours that are not candidates, and
+    negative (below-average z-score) neighbours, add nothing.
+
+    Args:
+        fused: ``(key, score)`` best first, as :func:`.fusion.fuse` returns.
+        neighbours: Key -> the keys adjacent to it (e.g. the previous and next turn
+            of the same session); keys missing here have no neighbours.
+        weight: 0 keeps the order; 0.6 was best on LoCoMo (``benchmarks/locomo.py``).
+
+    Returns:
+        ``(key, boosted score)`` best first; ties keep the input order.
+
+    Raises:
+        ConfigurationError: ``weight`` is negative or not finite.
+
+    Example:
+        >>> fused = [("q", 2.0), ("x", 1.5), ("a", 1.2)]
+        >>> boosted = apply_neighbour_boost(fused, {"a": ["q"], "q": ["a"]}, weight=0.6)
+        >>> [k for k, _ in boosted]
+        ['q', 'a', 'x']
+    """
+    if check_boost_weight("neighbour", weight) == 0:
+        return list(fused)
+    scores = dict(fused)
+    out = []
+    for key, score in fused:
+        near = [max(0.0, scores[n]) for n in neighbours.get(key, ()) if n in scores]
+        bonus = sum(near) / 2 if near else 0.0  # mean over a turn's two sides
+        out.append((key, score + weight * bonus))
+    return _resort(out)
+
+
+def apply_session_boost(
+    fused: Sequence[tuple[K, float]],
+    sessions: Mapping[K, Hashable],
+    weight: float,
+) -> list[tuple[K, float]]:
+    """Add ``weight`` times the best positive score of the other candidates of the session.
+
+    A question is usually about one conversation sitting; when several of its turns
+    are candidates, the session is likely the right one and each of its turns gains
+    a little of its best match, so they outrank isolated near-misses from other
+    sessions. Candidates alone in their session, and sessions whose best other score
+    is negative (a below-average z-score), gain nothing.
+
+    Args:
+        fused: ``(key, score)`` best first, as :func:`.fusion.fuse` returns.
+        sessions: Key -> its session (missing or None: no boost).
+        weight: 0 keeps the order; 0.2 on z-score-fused scores (see
+            :data:`~langchain_tiered_memory.tiers.turns.defaults.DEFAULT_SESSION_BOOST`).
+
+    Returns:
+        ``(key, boosted score)`` best first; ties keep the input order.
+
+    Raises:
+        ConfigurationError: ``weight`` is negative or not finite.
+
+    Example:
+        >>> fused = [("x", 1.0), ("a", 0.9), ("b", 0.8)]
+        >>> boosted = apply_session_boost(fused, {"x": 1, "a": 2, "b": 2}, weight=0.5)
+        >>> [k for k, _ in boosted]
+        ['a', 'b', 'x']
+    """
+    if check_boost_weight("session", weight) == 0:
+        return list(fused)
+    best: dict[Hashable, list[float]] = {}  # session -> its two best positive scores
+    for key, score in fused:
+        session = sessions.get(key)
+        if session is not None:
+            top = best.setdefault(session, [])
+            top.append(max(0.0, score))
+            top.sort(reverse=True)
+            del top[2:]
+    out = []
+    for key, score in fused:
+        session = sessions.get(key)
+        bonus = 0.0
+        if session is not None and len(best[session]) > 1:
+            first, second = best[session]
+            bonus = second if max(0.0, score) == first else first  # best of the others
+        out.append((key, score + weight * bonus))
+    return _resort(out)
+
+
+def rerank(
+    query: str,
+    fused: Sequence[tuple[K, float]],
+    texts: Mapping[K, str],
+    scorer: PairScorer,
+    *,
+    weight: float = 1.0,
+    top_k: int = 30,
+) -> list[tuple[K, float]]:
+    """Blend the fused score with ``scorer`` over the top ``top_k`` candidates.
+
+    Both scores are min-max normalised over the re-scored candidates and added as
+    ``(1 - weight) * fused + weight * scorer``; candidates beyond ``top_k`` keep their
+    order after the re-scored ones.
+
+    Args:
+        query: The query text.
+        fused: ``(key, score)`` best first.
+        texts: Key -> the text the scorer reads.
+        scorer: ``scorer(query, texts) -> scores``.
+        weight: 1.0 ranks by the scorer alone; 0.0 keeps the fused order.
+        top_k: How many candidates to re-score.
+
+    Raises:
+        ConfigurationError: ``weight`` is outside [0, 1] or ``top_k`` < 1.
+        ValueError: The scorer returned a different number of scores than texts.
+
+    Example:
+        >>> overlap = lambda q, ts: [len(set(q.split()) & set(t.split())) for t in ts]
+        >>> fused = [("a", 0.9), ("b", 0.8)]
+        >>> rerank("red car", fused, {"a": "blue bike", "b": "red car"}, overlap, weight=0.8)[0][0]
+        'b'
+    """
+    if not 0.0 <= weight <= 1.0:
+        raise ConfigurationError(f"rerank weight must be in [0, 1], got {weight}")
+    if top_k < 1:
+        raise ConfigurationError(f"rerank top_k must be >= 1, got {top_k}")
+    head, tail = list(fused[:top_k]), list(fused[top_k:])
+    if not head:
+        return []
+    raw = list(scorer(query, [texts[k] for k, _ in head]))
+    if len(raw) != len(head):
+        raise ValueError(
+            f"the reranker returned {len(raw)} scores for {len(head)} texts; "
+            "a PairScorer must return one score per text, in order"
+        )
+    base = normalize_scores({i: s for i, (_, s) in enumerate(head)}, "minmax")
+    new = normalize_scores(dict(enumerate(raw)), "minmax")
+    blended = [(k, (1 - weight) * base[i] + weight * new[i]) for i, (k, _) in enumerate(head)]
+    ranked = _resort(blended)
+    floor = min((s for _, s in ranked), default=0.0)
+    return ranked + [(k, floor - 1e-9 * (j + 1)) for j, (k, _) in enumerate(tail)]
+
+
+def check_boost_weight(name: str, weight: float) -> float:
+    """``weight`` if it is a finite number >= 0 (a boost's weight), else a clear error."""
+    if not 0 <= weight < float("inf"):
+        raise ConfigurationError(f"{name} boost weight must be finite and >= 0, got {weight}")
+    return weight
+
+
+def _resort(items: list[tuple[K, float]]) -> list[tuple[K, float]]:
+    order = {k: i for i, (k, _) in enumerate(items)}
+    return sorted(items, key=lambda kv: (-kv[1], order[kv[0]]))

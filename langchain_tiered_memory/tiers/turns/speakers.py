@@ -1,0 +1,85 @@
+"""Speaker match: prefer the turns of the person a query asks about.
+
+"What did Caroline research?" is usually answered by a turn Caroline said, not by
+the other speaker's turn that merely mentions her. :func:`named_speakers` finds
+which of the known speakers a query names (whole words, case-insensitive, with or
+without a possessive ``'s``; a multi-word name matches by any of its words), and
+:func:`apply_speaker_boost` adds a fixed weight to the fused score of their turns.
+A query that names no speaker, or names every speaker among the candidates,
+leaves the order unchanged.
+
+Example:
+    >>> fused = [("t1", 1.0), ("t2", 0.9)]
+    >>> speakers = {"t1": "Melanie", "t2": "Caroline"}
+    >>> [k for k, _ in apply_speaker_boost(fused, speakers, "What is Caroline's job?", 0.3)]
+    ['t2', 't1']
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Hashable, Iterable, Mapping, Sequence
+from typing import TypeVar
+
+from langchain_tiered_memory.tiers.turns.lexical import STOPWORDS
+from langchain_tiered_memory.tiers.turns.rerank import check_boost_weight
+
+__all__ = ["apply_speaker_boost", "name_tokens", "named_speakers"]
+
+K = TypeVar("K", bound=Hashable)
+
+_NAME_WORD = re.compile("[^\\W\\d_]+(?:['\u2019][^\\W\\d_]+)*", re.UNICODE)
+_POSSESSIVE = re.compile("['\u2019]s?$")
+
+
+def name_tokens(text: str) -> set[str]:
+    """Lower-cased words of ``text`` without possessive endings or stopwords.
+
+    Example:
+        >>> sorted(name_tokens("Did Jon's friends visit Gina?"))
+        ['friends', 'gina', 'jon', 'visit']
+    """
+    words = (_POSSESSIVE.sub("", w.lower()) for w in _NAME_WORD.findall(text))
+    return {w for w in words if len(w) > 1 and w not in STOPWORDS}
+
+
+def named_speakers(query: str, speakers: Iterable[str]) -> set[str]:
+    """The speakers (as given) that ``query`` names.
+
+    Example:
+        >>> sorted(named_speakers("When did Jon's shop open?", ["Jon", "Gina", "Jon Smith"]))
+        ['Jon', 'Jon Smith']
+    """
+    words = name_tokens(query)
+    return {s for s in set(speakers) if s and name_tokens(s) & words}
+
+
+def apply_speaker_boost(
+    fused: Sequence[tuple[K, float]],
+    speakers: Mapping[K, str],
+    query: str,
+    weight: float,
+) -> list[tuple[K, float]]:
+    """Add ``weight`` to the score of each candidate whose speaker ``query`` names.
+
+    Args:
+        fused: ``(key, score)`` best first, as :func:`.fusion.fuse` returns.
+        speakers: Key -> the candidate's speaker (missing: no boost).
+        query: The query text.
+        weight: 0 keeps the order.
+
+    Returns:
+        ``(key, boosted score)`` best first; ties keep the input order. Unchanged
+        when the query names no speaker of the candidates, or all of them.
+
+    Raises:
+        ConfigurationError: ``weight`` is negative or not finite.
+    """
+    check_boost_weight("speaker", weight)
+    present = {speakers[k] for k, _ in fused if speakers.get(k)}
+    named = named_speakers(query, present) if weight else set()
+    if not named or named == present:
+        return list(fused)
+    order = {k: i for i, (k, _) in enumerate(fused)}
+    out = [(k, s + weight if speakers.get(k) in named else s) for k, s in fused]
+    return sorted(out, key=lambda kv: (-kv[1], order[kv[0]]))

@@ -1,0 +1,71 @@
+"""Working memory: token-budgeted buffers, running summary, context-window layout.
+
+The public names of the working-memory tier, gathered from its modules:
+
+* buffers: :class:`ConversationBuffer` (FIFO), :class:`SlidingWindowSummaryBuffer`
+  (window plus an LLM-updated summary), :class:`PriorityTruncationBuffer`;
+  each returns a :class:`WorkingContext` from ``get_context()``;
+* :class:`ContextWindowBudget`: the seed's context-window layout;
+* :func:`create_working_memory_node`: the same policy as a LangGraph node.
+
+Example:
+    >>> from langchain_tiered_memory.tiers.working import ConversationBuffer
+    >>> buffer = ConversationBuffer(max_tokens=100)
+    >>> buffer.add({"role": "user", "content": "hello"})
+    >>> buffer.get_context().as_dicts()
+    [{'role': 'user', 'content': 'hello'}]
+"""
+
+from __future__ import annotations
+
+from langchain_tiered_memory.tiers.working.buffers import (
+    ConversationBuffer,
+    PriorityTruncationBuffer,
+    SummaryStatus,
+    WorkingBuffer,
+    WorkingContext,
+)
+from langchain_tiered_memory.tiers.working.graph import (
+    WorkingMemoryNode,
+    WorkingMemoryState,
+    create_working_memory_node,
+)
+from langchain_tiered_memory.tiers.working.layout import (
+    ContextLayout,
+    ContextWindowBudget,
+    SectionUsage,
+)
+from langchain_tiered_memory.tiers.working.messages import (
+    SUMMARY_MESSAGE_ID,
+    CounterLike,
+    MessageLike,
+    Priority,
+)
+from langchain_tiered_memory.tiers.working.summary import (
+    SummarizationTimeoutError,
+    Summarizer,
+    SummaryOutcome,
+)
+from langchain_tiered_memory.tiers.working.window import SlidingWindowSummaryBuffer
+
+__all__ = [
+    "SUMMARY_MESSAGE_ID",
+    "ContextLayout",
+    "ContextWindowBudget",
+    "ConversationBuffer",
+    "CounterLike",
+    "MessageLike",
+    "Priority",
+    "PriorityTruncationBuffer",
+    "SectionUsage",
+    "SlidingWindowSummaryBuffer",
+    "SummarizationTimeoutError",
+    "Summarizer",
+    "SummaryOutcome",
+    "SummaryStatus",
+    "WorkingBuffer",
+    "WorkingContext",
+    "WorkingMemoryNode",
+    "WorkingMemoryState",
+    "create_working_memory_node",
+]

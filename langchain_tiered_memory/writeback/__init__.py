@@ -1,0 +1,1 @@
+"""Durable write-back: an SQLite outbox of memory writes, applied with retries."""
