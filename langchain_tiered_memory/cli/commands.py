@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import tempfile
 import time
@@ -208,10 +209,14 @@ def _cmd_import(args: argparse.Namespace) -> int:
 
 
 class _ProgressBars:
-    """A ``progress(phase, done, total)`` callback drawing one tqdm bar per phase."""
+    """A ``progress(phase, done, total)`` callback drawing one tqdm bar per phase.
+
+    Bars are drawn only when ``stderr`` is a terminal, so piped or logged output
+    holds the report alone.
+    """
 
     def __init__(self, disable: bool) -> None:
-        self.disable = disable
+        self.disable = disable or not sys.stderr.isatty()
         self.phase: str | None = None
         self.bar: Any = None
 
@@ -339,7 +344,9 @@ def build_parser() -> argparse.ArgumentParser:
     consolidate = add("consolidate", "run a consolidation pass for a user, with progress bars")
     consolidate.add_argument("--path", required=True, help="memory directory")
     consolidate.add_argument("--user", required=True, help="user id")
-    consolidate.add_argument("--quiet", action="store_true", help="no progress bars")
+    consolidate.add_argument(
+        "--quiet", action="store_true", help="no progress bars (drawn only on a terminal)"
+    )
     consolidate.set_defaults(func=_cmd_consolidate)
 
     stats = add("stats", "sizes per user and tier, staleness, consolidation, write-back")
@@ -368,10 +375,28 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(exc.code) if isinstance(exc.code, int) else 2
     try:
         code: int = args.func(args)
+    except BrokenPipeError:
+        return _closed_pipe()
     except (CliError, TieredMemoryError, OSError) as exc:
         print(f"{PROG}: error: {_one_line(str(exc))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted", file=sys.stderr)
         return 130
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        return _closed_pipe()
     return code
+
+
+def _closed_pipe() -> int:
+    """The reader of ``stdout`` went away (``tiered-memory stats | head``): stop quietly.
+
+    Later writes, including the interpreter's own flush at exit, go to ``/dev/null``.
+    The exit code is 141, as for a command ended by ``SIGPIPE``.
+    """
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return 141

@@ -10,6 +10,7 @@ import contextlib
 import io
 import json
 import runpy
+import subprocess
 import sys
 from pathlib import Path
 
@@ -23,11 +24,21 @@ pytestmark = pytest.mark.integration
 WIDTH = "110"
 
 
-def run(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def run(*argv: str, err: io.StringIO | None = None) -> tuple[int, str, str]:
+    out, err = io.StringIO(), err if err is not None else io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         code = main(list(argv))
     return code, out.getvalue(), err.getvalue()
+
+
+def run_on_terminal(*argv: str) -> tuple[int, str, str]:
+    """Run with ``stderr`` looking like a terminal, as in an interactive shell."""
+    return run(*argv, err=_Terminal())
 
 
 @pytest.fixture(scope="module")
@@ -164,13 +175,39 @@ def test_consolidate_reports_and_draws_progress(tmp_path: Path) -> None:
         for task in ("Book a table; I'm vegetarian.", "Plan the team offsite in Lyon"):
             erin.queue_episode(Episode(task_description=task, outcome="success"))
         memory.flush()
-    code, out, err = run("consolidate", "--path", str(tmp_path / "m"), "--user", "erin")
+    code, out, err = run_on_terminal("consolidate", "--path", str(tmp_path / "m"), "--user", "erin")
     assert code == 0
     assert "Consolidated the memory of user 'erin'" in out
     assert "episodes processed       | 2" in out
     assert "episodes: 100%" in err and "2/2" in err  # a tqdm bar per phase, on stderr
-    code, out, err = run("consolidate", "--path", str(tmp_path / "m"), "--user", "erin", "--quiet")
+    code, out, err = run_on_terminal(
+        "consolidate", "--path", str(tmp_path / "m"), "--user", "erin", "--quiet"
+    )
     assert code == 0 and err == "" and "episodes processed       | 0" in out
+
+
+def test_consolidate_draws_no_progress_without_a_terminal(tmp_path: Path) -> None:
+    with TieredMemory.open(tmp_path / "m") as memory:
+        memory.for_user("erin").queue_episode(Episode(task_description="Plan", outcome="success"))
+        memory.flush()
+    code, out, err = run("consolidate", "--path", str(tmp_path / "m"), "--user", "erin")
+    assert code == 0 and "episodes processed       | 1" in out
+    assert err == ""  # stderr is not a terminal: the report alone, no bars
+
+
+def test_a_closed_pipe_ends_the_command_quietly(demo: tuple[Path, str]) -> None:
+    """``tiered-memory stats | head``: the reader leaves before the first line is written."""
+    path, _ = demo
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "langchain_tiered_memory", "stats", "--path", str(path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()  # the reader is gone before the command prints anything
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 141
+    assert err == ""
 
 
 @pytest.mark.parametrize(
