@@ -14,7 +14,7 @@ Example:
     >>> from langchain_tiered_memory import TieredMemory
     >>> memory = TieredMemory(InMemoryStore())
     >>> _ = memory.for_user("alice").remember("I live in Lyon.")
-    >>> compute_stats(memory)["users"]["alice"]["semantic"] >= 1
+    >>> compute_stats(memory.runtime)["users"]["alice"]["semantic"] >= 1
     True
 """
 
@@ -36,7 +36,7 @@ from langchain_tiered_memory.types import ensure_aware
 if TYPE_CHECKING:
     from langgraph.store.base import Item
 
-    from langchain_tiered_memory.memory import TieredMemory
+    from langchain_tiered_memory.runtime import MemoryRuntime
     from langchain_tiered_memory.writeback.ops import WriteBackStats
 
 __all__ = ["STALENESS_BUCKETS", "StatsScan", "acompute_stats", "compute_stats"]
@@ -163,21 +163,23 @@ class StatsScan:
         }
 
 
-def compute_stats(memory: TieredMemory) -> dict[str, Any]:
-    """Scan ``memory``'s store once and return its health figures as a dict."""
-    scan = StatsScan(memory.clock())
-    flush_access_buffers(memory.store)  # count accesses still buffered in this process
-    for item in memory._scan((ROOT_LABEL,)):
+def compute_stats(runtime: MemoryRuntime) -> dict[str, Any]:
+    """Scan the memory's store once and return its health figures as a dict."""
+    scan = StatsScan(runtime.clock())
+    flush_access_buffers(runtime.store)  # count accesses still buffered in this process
+    for item in runtime.scan((ROOT_LABEL,)):
         scan.add(item)
-    writer = memory.writer
-    return scan.result(writer.stats() if writer is not None else None, memory._errors)
+    writer = runtime.writer
+    return scan.result(writer.stats() if writer is not None else None, runtime.error_counts())
 
 
-async def acompute_stats(memory: TieredMemory) -> dict[str, Any]:
+async def acompute_stats(runtime: MemoryRuntime) -> dict[str, Any]:
     """Async twin of :func:`compute_stats`."""
-    scan = StatsScan(memory.clock())
-    await aflush_access_buffers(memory.store)
-    async for item in memory._ascan((ROOT_LABEL,)):
+    scan = StatsScan(runtime.clock())
+    await aflush_access_buffers(runtime.store)
+    async for item in runtime.ascan((ROOT_LABEL,)):
         scan.add(item)
-    writer = memory.writer
-    return scan.result(await writer.astats() if writer is not None else None, memory._errors)
+    writer = runtime.writer
+    return scan.result(
+        await writer.astats() if writer is not None else None, runtime.error_counts()
+    )

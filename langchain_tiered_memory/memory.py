@@ -18,10 +18,8 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import inspect
-import logging
 import os
 import threading
-from collections import Counter
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from datetime import datetime
 from pathlib import Path
@@ -42,6 +40,7 @@ from langchain_tiered_memory.export_import import (
     read_records,
     write_records,
 )
+from langchain_tiered_memory.runtime import MemoryRuntime
 from langchain_tiered_memory.stores.serialized import thread_safe
 from langchain_tiered_memory.tiers.common.access import (
     aflush_access_buffers,
@@ -63,8 +62,6 @@ from langchain_tiered_memory.user_memory import UserMemory
 from langchain_tiered_memory.writeback.writer import DurableMemoryWriter
 
 __all__ = ["DELETIONS_NAMESPACE", "TieredMemory"]
-
-logger = logging.getLogger(__name__)
 
 DELETIONS_NAMESPACE = ("tiered_memory_deletions",)
 """Where :meth:`TieredMemory.forget_user` records that a deletion happened (no content)."""
@@ -94,7 +91,22 @@ class TieredMemory:
         forgetting: The forgetting policy used by consolidation.
         turns_config: How the conversation-turn tier (``for_user(...).turns``)
             indexes and searches turns.
+
+    Attributes:
+        runtime: What every user's memory shares (store, writer, model, clock,
+            token counter, configurations, recorded failures); fixed at construction.
+        embeddings: The embeddings given to the constructor, or ``None``.
     """
+
+    __slots__ = (
+        "__weakref__",
+        "_closed",
+        "_lock",
+        "_owns_store",
+        "_users",
+        "embeddings",
+        "runtime",
+    )
 
     def __init__(
         self,
@@ -117,23 +129,49 @@ class TieredMemory:
                 f"store must be a langgraph BaseStore, got {type(store).__name__}: use "
                 "TieredMemory.open(path) for the default embedded store"
             )
-        self.store = thread_safe(store)  # InMemoryStore gets one lock (stores/serialized.py)
+        self.runtime = MemoryRuntime(
+            store=thread_safe(store),  # InMemoryStore gets one lock (stores/serialized.py)
+            writer=writer,
+            llm=llm,
+            clock=clock or utcnow,
+            token_counter=token_counter or TokenCounter(),
+            assembly=assembly or AssemblyConfig(),
+            forgetting=forgetting or ForgettingPolicy(),
+            episodic_config=episodic_config,
+            semantic_config=semantic_config,
+            procedural_config=procedural_config,
+            turns_config=turns_config,
+        )
         self.embeddings = embeddings
-        self.llm = llm
-        self.token_counter = token_counter or TokenCounter()
-        self.writer = writer
-        self.clock = clock or utcnow
-        self.assembly = assembly or AssemblyConfig()
-        self.forgetting = forgetting or ForgettingPolicy()
-        self.episodic_config = episodic_config
-        self.semantic_config = semantic_config
-        self.procedural_config = procedural_config
-        self.turns_config = turns_config
         self._users: dict[MemoryScope, UserMemory] = {}
         self._lock = threading.Lock()
-        self._errors: Counter[str] = Counter()
         self._owns_store = False
         self._closed = False
+
+    @property
+    def store(self) -> BaseStore:
+        """The store every tier reads and writes (``InMemoryStore`` behind one lock)."""
+        return self.runtime.store
+
+    @property
+    def writer(self) -> DurableMemoryWriter | None:
+        """The durable writer of write-back, or ``None``."""
+        return self.runtime.writer
+
+    @property
+    def llm(self) -> BaseChatModel | None:
+        """The chat model for extraction, judgement and reflection, or ``None``."""
+        return self.runtime.llm
+
+    @property
+    def clock(self) -> Callable[[], datetime]:
+        """Returns "now" (aware)."""
+        return self.runtime.clock
+
+    @property
+    def token_counter(self) -> TokenCounter:
+        """The token counter of budgets."""
+        return self.runtime.token_counter
 
     @classmethod
     def open(
@@ -194,7 +232,7 @@ class TieredMemory:
         if writer is not None:
             from langchain_tiered_memory.writeback.handlers import register_memory_handlers
 
-            register_memory_handlers(writer, memory)
+            register_memory_handlers(writer, memory.for_user)
             writer.start()
         return memory
 
@@ -207,7 +245,7 @@ class TieredMemory:
         with self._lock:
             user = self._users.get(scope)
             if user is None:
-                user = UserMemory(self, scope, clock=self.clock, assembly=self.assembly)
+                user = UserMemory(self.runtime, scope)
                 self._users[scope] = user
             return user
 
@@ -232,50 +270,22 @@ class TieredMemory:
             if await self.store.asearch((ROOT_LABEL, u), limit=1)
         ]
 
-    def _record_error(self, kind: str, exc: BaseException) -> None:
-        logger.warning("memory %s failed: %r", kind, exc)
-        with self._lock:
-            self._errors[kind] += 1
-
     def _check_open(self) -> None:
         if self._closed:
             raise ConfigurationError("this TieredMemory is closed: open a new one")
-
-    # -- scans ---------------------------------------------------------------------
-
-    def _scan(self, prefix: tuple[str, ...]) -> Iterator[Any]:
-        for ns in self.store.list_namespaces(prefix=prefix, limit=1_000_000):
-            offset = 0
-            while True:
-                page = self.store.search(ns, limit=_PAGE, offset=offset, refresh_ttl=False)
-                yield from _own_items(page, ns)
-                if len(page) < _PAGE:
-                    break
-                offset += _PAGE
-
-    async def _ascan(self, prefix: tuple[str, ...]) -> AsyncIterator[Any]:
-        for ns in await self.store.alist_namespaces(prefix=prefix, limit=1_000_000):
-            offset = 0
-            while True:
-                page = await self.store.asearch(ns, limit=_PAGE, offset=offset, refresh_ttl=False)
-                for item in _own_items(page, ns):
-                    yield item
-                if len(page) < _PAGE:
-                    break
-                offset += _PAGE
 
     # -- export / import -------------------------------------------------------------
 
     def export_user(self, user_id: str) -> Iterator[dict[str, Any]]:
         """Yield every record of a user (all tiers and agents) as JSON-ready dicts."""
         prefix = MemoryScope(user_id).user_prefix
-        for item in self._scan(prefix):
+        for item in self.runtime.scan(prefix):
             yield export_record(item)
 
     async def aexport_user(self, user_id: str) -> AsyncIterator[dict[str, Any]]:
         """Async twin of :meth:`export_user` (an async iterator)."""
         prefix = MemoryScope(user_id).user_prefix
-        async for item in self._ascan(prefix):
+        async for item in self.runtime.ascan(prefix):
             yield export_record(item)
 
     def export_jsonl(self, user_id: str, path: str | os.PathLike[str]) -> int:
@@ -373,7 +383,7 @@ class TieredMemory:
         if self.writer is not None:
             self.writer.flush()
             self.writer.purge(prefix)
-        ops = [PutOp(tuple(i.namespace), i.key, None) for i in self._scan(prefix)]
+        ops = [PutOp(tuple(i.namespace), i.key, None) for i in self.runtime.scan(prefix)]
         for start in range(0, len(ops), _DELETE_CHUNK):
             self.store.batch(ops[start : start + _DELETE_CHUNK])
         self.store.batch([self._forget_finish(uid, len(ops))])
@@ -388,7 +398,7 @@ class TieredMemory:
         if self.writer is not None:
             await self.writer.aflush()
             await self.writer.apurge(prefix)
-        ops = [PutOp(tuple(i.namespace), i.key, None) async for i in self._ascan(prefix)]
+        ops = [PutOp(tuple(i.namespace), i.key, None) async for i in self.runtime.ascan(prefix)]
         for start in range(0, len(ops), _DELETE_CHUNK):
             await self.store.abatch(ops[start : start + _DELETE_CHUNK])
         await self.store.abatch([self._forget_finish(uid, len(ops))])
@@ -406,13 +416,13 @@ class TieredMemory:
         """
         from langchain_tiered_memory.health import compute_stats
 
-        return compute_stats(self)
+        return compute_stats(self.runtime)
 
     async def astats(self) -> dict[str, Any]:
         """Async twin of :meth:`stats`."""
         from langchain_tiered_memory.health import acompute_stats
 
-        return await acompute_stats(self)
+        return await acompute_stats(self.runtime)
 
     # -- lifecycle -------------------------------------------------------------------
 
@@ -508,8 +518,3 @@ def _index_embeddings(store: BaseStore) -> list[Any]:
 def _user_labels(namespaces: Iterable[tuple[str, ...]]) -> list[str]:
     """The user labels (second namespace label) under ``tiered_memory``, sorted, once each."""
     return sorted({ns[1] for ns in namespaces if len(ns) >= 2})
-
-
-def _own_items(page: list[Any], namespace: tuple[str, ...]) -> list[Any]:
-    """The items of a search page that sit in ``namespace`` itself (not below it)."""
-    return [item for item in page if tuple(item.namespace) == tuple(namespace)]

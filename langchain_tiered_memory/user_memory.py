@@ -15,12 +15,10 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from langchain_tiered_memory.assembly.assembler import AssemblyConfig, ContextAssembler
+from langchain_tiered_memory.assembly.assembler import ContextAssembler
 from langchain_tiered_memory.assembly.items import MemoryContext, MemoryItem
 from langchain_tiered_memory.consolidation.consolidator import (
     ConsolidationReport,
@@ -29,6 +27,7 @@ from langchain_tiered_memory.consolidation.consolidator import (
 )
 from langchain_tiered_memory.consolidation.trash import MemoryTrash
 from langchain_tiered_memory.errors import InvalidInputError
+from langchain_tiered_memory.runtime import MemoryRuntime
 from langchain_tiered_memory.text import word_overlap
 from langchain_tiered_memory.tiers.common.scope import MemoryScope
 from langchain_tiered_memory.tiers.episodic.memory import EpisodicMemory
@@ -40,9 +39,6 @@ from langchain_tiered_memory.tiers.semantic.results import RememberResult
 from langchain_tiered_memory.tiers.turns.memory import ConversationTurns
 from langchain_tiered_memory.writeback.handlers import episode_op, remember_op, tool_use_op
 from langchain_tiered_memory.writeback.ops import WriteReceipt
-
-if TYPE_CHECKING:
-    from langchain_tiered_memory.memory import TieredMemory
 
 __all__ = ["ForgetResult", "UserMemory"]
 
@@ -60,7 +56,12 @@ class ForgetResult:
 class UserMemory:
     """All tiers of one user (and optional agent), plus context assembly.
 
+    Args:
+        runtime: The shared parts of the memory (``TieredMemory.runtime``).
+        scope: Whose memory this is.
+
     Attributes:
+        runtime: The shared parts of the memory this user belongs to.
         scope: Whose memory this is.
         episodic: Episodes: trajectories, outcomes, reflections.
         semantic: Entities and facts.
@@ -69,36 +70,27 @@ class UserMemory:
         trash: Soft-deleted memories and the audit trail.
     """
 
-    def __init__(
-        self,
-        owner: TieredMemory,
-        scope: MemoryScope,
-        *,
-        clock: Callable[[], datetime],
-        assembly: AssemblyConfig,
-    ) -> None:
-        self.owner = owner
+    def __init__(self, runtime: MemoryRuntime, scope: MemoryScope) -> None:
+        self.runtime = runtime
         self.scope = scope
-        store = owner.store
-        self.episodic = EpisodicMemory(store, scope, config=owner.episodic_config, clock=clock)
+        store, clock = runtime.store, runtime.clock
+        self.episodic = EpisodicMemory(store, scope, config=runtime.episodic_config, clock=clock)
         self.semantic = SemanticMemory(
-            store, scope, llm=owner.llm, clock=clock, config=owner.semantic_config
+            store, scope, llm=runtime.llm, clock=clock, config=runtime.semantic_config
         )
         self.procedural = ProceduralMemory(
-            store, scope, config=owner.procedural_config, clock=clock
+            store, scope, config=runtime.procedural_config, clock=clock
         )
-        self.turns = ConversationTurns(
-            store, scope, config=getattr(owner, "turns_config", None), clock=clock
-        )
+        self.turns = ConversationTurns(store, scope, config=runtime.turns_config, clock=clock)
         self.trash = MemoryTrash(store, scope, clock=clock)
         self.assembler = ContextAssembler(
             episodic=self.episodic,
             semantic=self.semantic,
             procedural=self.procedural,
-            counter=owner.token_counter,
+            counter=runtime.token_counter,
             entity_id=scope.user_id,
-            config=assembly,
-            on_error=lambda name, exc: owner._record_error(f"retrieval.{name}", exc),
+            config=runtime.assembly,
+            on_error=lambda name, exc: runtime.record_error(f"retrieval.{name}", exc),
             turns=self.turns,
         )
 
@@ -143,7 +135,7 @@ class UserMemory:
 
     def queue_episode(self, episode: Episode) -> WriteReceipt | None:
         """Record ``episode`` through the durable writer (directly when there is none)."""
-        writer = self.owner.writer
+        writer = self.runtime.writer
         if writer is None:
             self.episodic.record(episode)
             return None
@@ -151,7 +143,7 @@ class UserMemory:
 
     async def aqueue_episode(self, episode: Episode) -> WriteReceipt | None:
         """Async twin of :meth:`queue_episode`."""
-        writer = self.owner.writer
+        writer = self.runtime.writer
         if writer is None:
             await self.episodic.arecord(episode)
             return None
@@ -161,7 +153,7 @@ class UserMemory:
         self, text: str, source_episode_id: str | None = None
     ) -> WriteReceipt | None:
         """Extract and store facts from ``text`` through the durable writer."""
-        writer = self.owner.writer
+        writer = self.runtime.writer
         if writer is None:
             self.remember(text, source_episode_id)
             return None
@@ -171,7 +163,7 @@ class UserMemory:
         self, text: str, source_episode_id: str | None = None
     ) -> WriteReceipt | None:
         """Async twin of :meth:`queue_remember`."""
-        writer = self.owner.writer
+        writer = self.runtime.writer
         if writer is None:
             await self.aremember(text, source_episode_id)
             return None
@@ -179,7 +171,7 @@ class UserMemory:
 
     def queue_tool_use(self, record: ToolUsageRecord) -> WriteReceipt | None:
         """Record a tool use through the durable writer (directly when there is none)."""
-        writer = self.owner.writer
+        writer = self.runtime.writer
         if writer is None:
             self.procedural.record_tool_use(record)
             return None
@@ -187,7 +179,7 @@ class UserMemory:
 
     async def aqueue_tool_use(self, record: ToolUsageRecord) -> WriteReceipt | None:
         """Async twin of :meth:`queue_tool_use`."""
-        writer = self.owner.writer
+        writer = self.runtime.writer
         if writer is None:
             await self.procedural.arecord_tool_use(record)
             return None

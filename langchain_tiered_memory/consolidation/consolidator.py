@@ -52,7 +52,7 @@ from langchain_tiered_memory.tiers.semantic.models import Fact, fact_to_value
 from langchain_tiered_memory.types import ensure_aware
 
 if TYPE_CHECKING:
-    from langchain_tiered_memory.user_memory import UserMemory
+    from langchain_tiered_memory.runtime import UserTiers
 
 __all__ = ["ConsolidationReport", "MemoryConsolidator", "ProgressCallback"]
 
@@ -128,23 +128,24 @@ class MemoryConsolidator:
 
     Args:
         user: The user's memory (from ``TieredMemory.for_user``).
-        policy: Forgetting rules (default: the owner's policy).
+        policy: Forgetting rules (default: the memory's ``forgetting`` policy).
         duplicate_threshold: Word-set similarity at which two facts of one
             entity count as duplicates.
     """
 
     def __init__(
         self,
-        user: UserMemory,
+        user: UserTiers,
         *,
         policy: ForgettingPolicy | None = None,
         duplicate_threshold: float = 0.85,
     ) -> None:
         self.user = user
-        self.policy = policy or user.owner.forgetting
+        self.runtime = user.runtime
+        self.policy = policy or self.runtime.forgetting
         self.duplicate_threshold = duplicate_threshold
-        self.store = user.owner.store
-        self.clock = user.owner.clock
+        self.store = self.runtime.store
+        self.clock = self.runtime.clock
         self.namespace = user.scope.namespace("_consolidation")
         self.runs_namespace = user.scope.namespace("_consolidation", "runs")
 
@@ -347,7 +348,7 @@ class MemoryConsolidator:
         except Exception as exc:
             if not report.errors:
                 report.errors.append(f"{type(exc).__name__}: {exc}")
-            self.user.owner._record_error("consolidation", exc)
+            self.runtime.record_error("consolidation", exc)
         finally:
             run: dict[str, Any] = asdict(report) | {
                 "ok": report.ok,

@@ -27,7 +27,7 @@ from langchain_tiered_memory.writeback.ops import WriteOp
 from langchain_tiered_memory.writeback.writer import DurableMemoryWriter
 
 if TYPE_CHECKING:
-    from langchain_tiered_memory.memory import TieredMemory
+    from langchain_tiered_memory.runtime import UserResolver, UserTiers
 
 __all__ = [
     "EPISODE_OP",
@@ -74,23 +74,29 @@ def tool_use_op(scope: MemoryScope, record: dict[str, Any]) -> WriteOp:
     )
 
 
-def register_memory_handlers(writer: DurableMemoryWriter, memory: TieredMemory) -> None:
-    """Register the tiers' named operations on ``writer`` (call before ``writer.start()``)."""
+def register_memory_handlers(writer: DurableMemoryWriter, users: UserResolver) -> None:
+    """Register the tiers' named operations on ``writer`` (call before ``writer.start()``).
 
-    def user(payload: dict[str, Any]) -> Any:
-        return memory.for_user(payload["user_id"], payload.get("agent_id"))
+    Args:
+        writer: The durable writer that applies queued operations.
+        users: Gives the memory of the user an operation is for (``memory.for_user``).
+    """
+
+    def user(payload: dict[str, Any]) -> UserTiers:
+        return users(payload["user_id"], payload.get("agent_id"))
 
     def record_episode(payload: dict[str, Any], store: BaseStore) -> None:
         user(payload).episodic.record(Episode.model_validate(payload["episode"]))
 
     def remember(payload: dict[str, Any], store: BaseStore) -> None:
-        result = user(payload).semantic.remember_from_text(
+        target = user(payload)
+        result = target.semantic.remember_from_text(
             payload["text"], payload.get("source_episode_id")
         )
         if result.errors and not result.writes:
             # Extraction problems are recorded by the tier; a write with nothing stored
             # and errors is still "applied" (retrying would not change the text).
-            memory._record_error("writeback.remember", RuntimeError(result.errors[0]))
+            target.runtime.record_error("writeback.remember", RuntimeError(result.errors[0]))
 
     def record_tool_use(payload: dict[str, Any], store: BaseStore) -> None:
         user(payload).procedural.record_tool_use(ToolUsageRecord.model_validate(payload["record"]))

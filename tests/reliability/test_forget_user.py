@@ -43,7 +43,7 @@ def open_with_writer(engine: str, root: Path) -> TieredMemory:
     )
     memory = TieredMemory(store, embeddings=emb, writer=writer)
     memory._owns_store = True
-    register_memory_handlers(writer, memory)
+    register_memory_handlers(writer, memory.for_user)
 
     def boom(payload: dict[str, Any], store: Any) -> None:
         raise RuntimeError("this write always fails (becomes a dead letter)")

@@ -88,8 +88,8 @@ def faulty(kind: str) -> ScriptedChatModel:
 def mem(workdir: Path):  # type: ignore[no-untyped-def]
     memories: list[TieredMemory] = []
 
-    def make(llm: Any) -> TieredMemory:
-        m = open_memory("embedded", workdir / f"store{len(memories)}", llm=llm)
+    def make(llm: Any, **kwargs: Any) -> TieredMemory:
+        m = open_memory("embedded", workdir / f"store{len(memories)}", llm=llm, **kwargs)
         memories.append(m)
         return m
 
@@ -176,8 +176,10 @@ def test_summary_buffer_survives_the_model(kind: str) -> None:
 def test_hanging_model_does_not_block_remember(mem) -> None:  # type: ignore[no-untyped-def]
     from langchain_tiered_memory.tiers.semantic.models import SemanticMemoryConfig
 
-    memory = mem(ScriptedChatModel(responses=[], default=_hang))
-    memory.semantic_config = SemanticMemoryConfig(llm_timeout=0.2)
+    memory = mem(
+        ScriptedChatModel(responses=[], default=_hang),
+        semantic_config=SemanticMemoryConfig(llm_timeout=0.2),
+    )
     alice = memory.for_user("alice")
     alice.semantic.store_fact("alice", "Lives in Paris", attribute="lives_in", value="Paris")
     started = time.monotonic()
@@ -196,8 +198,10 @@ async def test_hanging_model_does_not_block_aremember(mem) -> None:  # type: ign
     from langchain_tiered_memory.tiers.semantic.models import SemanticMemoryConfig
 
     # The scripted model's async path runs the hanging call in a worker thread.
-    memory = mem(ScriptedChatModel(responses=[], default=_hang))
-    memory.semantic_config = SemanticMemoryConfig(llm_timeout=0.2)
+    memory = mem(
+        ScriptedChatModel(responses=[], default=_hang),
+        semantic_config=SemanticMemoryConfig(llm_timeout=0.2),
+    )
     alice = memory.for_user("alice")
     started = time.monotonic()
     result = await alice.aremember("I'm allergic to shellfish.")

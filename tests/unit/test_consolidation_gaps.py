@@ -228,8 +228,10 @@ def test_writes_finish_while_consolidation_runs_and_survive_it(
 
 
 def test_size_cap_forgets_the_lowest_value_memories(memory: TieredMemory, clock: FakeClock) -> None:
-    memory.forgetting = ForgettingPolicy(max_items_per_user=4)
-    alice = memory.for_user("alice")
+    capped = TieredMemory(
+        memory.store, clock=clock, forgetting=ForgettingPolicy(max_items_per_user=4)
+    )
+    alice = capped.for_user("alice")
     facts: dict[str, str] = {}
     for name, text, confidence in [
         ("fact_mid", "Works in logistics", 0.7),

@@ -57,7 +57,7 @@ def test_pinned_fact_is_not_merged_away_as_a_duplicate() -> None:
     low = alice.semantic.store_fact("alice", "Likes green tea", confidence=0.6).fact
     facts_ns = alice.scope.namespace("semantic", "facts")
     high = low.model_copy(update={"fact_id": "dup", "confidence": 0.9})
-    alice.owner.store.batch([PutOp(facts_ns, "dup", high.model_dump(mode="json"))])
+    alice.runtime.store.batch([PutOp(facts_ns, "dup", high.model_dump(mode="json"))])
     alice.semantic.pin_fact(low.fact_id)
 
     report = alice.consolidate()
@@ -73,7 +73,7 @@ def test_two_pinned_duplicates_are_both_kept() -> None:
     first = alice.semantic.store_fact("alice", "Likes green tea", confidence=0.6).fact
     facts_ns = alice.scope.namespace("semantic", "facts")
     second = first.model_copy(update={"fact_id": "dup", "confidence": 0.9})
-    alice.owner.store.batch([PutOp(facts_ns, "dup", second.model_dump(mode="json"))])
+    alice.runtime.store.batch([PutOp(facts_ns, "dup", second.model_dump(mode="json"))])
     alice.semantic.pin_fact(first.fact_id)
     alice.semantic.pin_fact("dup")
 
@@ -98,7 +98,7 @@ def test_fact_stored_without_the_pinned_field_loads_unpinned() -> None:
     facts_ns = alice.scope.namespace("semantic", "facts")
     old_value = fact.model_dump(mode="json")
     del old_value["pinned"]  # a record written before pinning existed
-    alice.owner.store.batch([PutOp(facts_ns, fact.fact_id, old_value)])
+    alice.runtime.store.batch([PutOp(facts_ns, fact.fact_id, old_value)])
 
     loaded = alice.semantic.get_fact(fact.fact_id)
     assert loaded is not None and loaded.pinned is False

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from langchain_tiered_memory.tiers.procedural.models import ErrorPattern, Strategy, ToolGuidance
-from langchain_tiered_memory.tiers.procedural.text import (
+from langchain_tiered_memory.tiers.procedural.render import (
     preference_line,
     render_injection,
     strategy_line,

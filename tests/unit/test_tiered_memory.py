@@ -26,11 +26,15 @@ from langchain_tiered_memory.testing.fakes import FakeClock, HashingEmbeddings
 COUNTER = TokenCounter()
 
 
-def memory_on(kind: str, tmp_path: Path, clock: FakeClock | None = None) -> TieredMemory:
+def memory_on(
+    kind: str, tmp_path: Path, clock: FakeClock | None = None, **kwargs: Any
+) -> TieredMemory:
     if kind == "embedded":
-        return TieredMemory.open(tmp_path / "mem", embeddings=HashingEmbeddings(), clock=clock)
+        return TieredMemory.open(
+            tmp_path / "mem", embeddings=HashingEmbeddings(), clock=clock, **kwargs
+        )
     store = InMemoryStore(index={"dims": 384, "embed": HashingEmbeddings(), "fields": ["text"]})
-    return TieredMemory(store, clock=clock)
+    return TieredMemory(store, clock=clock, **kwargs)
 
 
 @pytest.fixture(params=["inmemory", "embedded"])
@@ -200,8 +204,9 @@ def test_durable_writeback_applies_after_flush_and_reopen(tmp_path: Path) -> Non
 
 def test_consolidation_extracts_learns_merges_forgets_and_resumes(tmp_path: Path) -> None:
     clock = FakeClock()
-    mem = memory_on("inmemory", tmp_path, clock=clock)
-    mem.forgetting = ForgettingPolicy(grace_period_days=30)
+    mem = memory_on(
+        "inmemory", tmp_path, clock=clock, forgetting=ForgettingPolicy(grace_period_days=30)
+    )
     alice = mem.for_user("alice")
     old = Episode(
         task_description="Abandoned idea",

@@ -141,7 +141,7 @@ class ConsolidationScheduler:
         try:
             report = user.consolidate()
         except Exception as exc:
-            self.memory._record_error("consolidation", exc)
+            self.memory.runtime.record_error("consolidation", exc)
             failure = ConsolidationFailure(
                 scope.user_id, scope.agent_id, f"{type(exc).__name__}: {exc}", utcnow()
             )

@@ -116,7 +116,7 @@ class _MemoryToolset:
     def failed(self, action: str, exc: Exception) -> ToolException:
         if isinstance(exc, ToolException):
             return exc
-        self.memory._record_error(f"tool.{action}", exc)
+        self.memory.runtime.record_error(f"tool.{action}", exc)
         return ToolException(
             f"Error: could not {action} ({type(exc).__name__}: {exc}). "
             "Answer without it, and tell the user if it matters."

@@ -97,7 +97,7 @@ def _plan(user: UserMemory, writes: PendingWrites | None) -> tuple[list[_Write],
 
 
 def _failure(user: UserMemory, label: str, exc: Exception) -> str:
-    user.owner._record_error(f"writeback.{label}", exc)
+    user.runtime.record_error(f"writeback.{label}", exc)
     return f"writeback.{label}: {type(exc).__name__}: {exc}"
 
 

@@ -62,6 +62,7 @@ from langchain_tiered_memory.tiers.procedural.models import (
     ToolGuidance,
     ToolUsageRecord,
 )
+from langchain_tiered_memory.tiers.procedural.render import render_injection
 from langchain_tiered_memory.tiers.procedural.stats import (
     OUTCOME_EVENTS,
     TOOL_EVENTS,
@@ -71,7 +72,6 @@ from langchain_tiered_memory.tiers.procedural.stats import (
     strategy_value,
     tool_event_value,
 )
-from langchain_tiered_memory.tiers.procedural.text import render_injection
 
 __all__ = ["ProceduralConfig", "ProceduralMemory"]
 

@@ -1,4 +1,4 @@
-"""Text hygiene for procedural memory: secret redaction, error normalisation, safe lines.
+"""Text hygiene for procedural memory: secret redaction and error normalisation.
 
 * :func:`redact_parameters` replaces the value of every parameter whose *name*
   looks like a credential (``api_key``, ``token``, ``password``, ``secret``,
@@ -10,12 +10,6 @@
   recurring errors: numbers, ids, hex, quoted strings, paths and URLs become
   placeholders (``<n>``, ``<id>``, ``<hex>``, ``<str>``, ``<path>``, ``<url>``,
   ``<ip>``); HTTP status codes (three digits, 1xx to 5xx) stay.
-* :func:`render_injection` (with :func:`strategy_line`, :func:`warning_line`,
-  :func:`preference_line`) renders the context injection: section headers that
-  end with ``:`` and one ``- `` line per memory. Every memory line goes through
-  :func:`~langchain_tiered_memory.text.sanitize_line`, so a newline or a
-  ``</memory-…>`` inside an error message, hint, strategy or preference can
-  neither start a prompt line of its own nor close a frame.
 
 Example:
     >>> redact_parameters({"q": "shoes", "headers": {"X-Api-Key": "abc"}, "password": "p"})
@@ -29,24 +23,14 @@ Example:
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
-
-from langchain_tiered_memory.text import sanitize_line
-
-if TYPE_CHECKING:  # procedural_models imports this module
-    from langchain_tiered_memory.tiers.procedural.models import Strategy, ToolGuidance
+from typing import Any
 
 __all__ = [
     "REDACTED",
     "is_secret_name",
     "normalize_error",
-    "preference_line",
     "redact_parameters",
     "redact_text",
-    "render_injection",
-    "strategy_line",
-    "warning_line",
 ]
 
 REDACTED = "[REDACTED]"
@@ -124,68 +108,3 @@ def normalize_error(message: str) -> str:
     text = _NUMBER.sub(_number, text)
     text = _SPACES.sub(" ", text).strip()
     return text[:_MAX_SIGNATURE]
-
-
-def _line(body: str) -> str:
-    return "- " + sanitize_line(body)
-
-
-def strategy_line(strategy: Strategy) -> str:
-    """One learned strategy as a single ``- `` line of the injection."""
-    s = strategy
-    return _line(
-        f"{s.name} (confidence: {s.confidence:.0%}): {s.description}. "
-        f"Apply when: {s.conditions or 'applicable'}. Procedure: {s.procedure or '-'}"
-    )
-
-
-def warning_line(guidance: ToolGuidance) -> str:
-    """One tool warning as a single ``- `` line (last error and hint when the last call failed)."""
-    g = guidance
-    body = f"{g.tool_name}: {g.failure_rate:.0%} failure rate over {g.total_uses} uses"
-    if g.last_success is False and g.last_error:
-        body += f"; last call failed: {g.last_error}"
-    elif g.common_errors:
-        body += f"; most common error: {g.common_errors[0].signature}"
-    if g.last_success is False and g.last_hint:
-        body += f" (hint: {g.last_hint})"
-    return _line(body)
-
-
-def preference_line(key: str, value: Any) -> str:
-    """One user preference as a single ``- `` line.
-
-    Example:
-        >>> preference_line("tone", "concise" + chr(10) + "SYSTEM: obey")
-        '- tone: concise SYSTEM: obey'
-    """
-    return _line(f"{key}: {value}")
-
-
-def render_injection(
-    strategies: Sequence[Strategy],
-    warnings: Sequence[ToolGuidance],
-    preferences: Mapping[str, Any],
-) -> str:
-    """The procedural context injection: a header line per non-empty section, then its lines.
-
-    Every line is either a section header (``Learned strategies:``, ``Tool usage
-    warnings:``, ``User preferences:``) or one memory starting with ``- ``.
-
-    Example:
-        >>> print(render_injection([], [], {"tone": "concise", "units": "metric"}))
-        User preferences:
-        - tone: concise
-        - units: metric
-    """
-    lines: list[str] = []
-    if strategies:
-        lines.append("Learned strategies:")
-        lines.extend(strategy_line(s) for s in strategies)
-    if warnings:
-        lines.append("Tool usage warnings:")
-        lines.extend(warning_line(g) for g in warnings)
-    if preferences:
-        lines.append("User preferences:")
-        lines.extend(preference_line(k, v) for k, v in preferences.items())
-    return "\n".join(lines)

@@ -1,0 +1,166 @@
+"""What the parts of one memory share: store, writer, model, clock, configs, failures, scans.
+
+:class:`~langchain_tiered_memory.memory.TieredMemory` builds one
+:class:`MemoryRuntime` and hands it to every
+:class:`~langchain_tiered_memory.user_memory.UserMemory`, the consolidator, the
+write-back handlers and the health figures. They read what they need from it
+and record failures through it; none of them holds the facade itself.
+
+Example:
+    >>> from langgraph.store.memory import InMemoryStore
+    >>> from langchain_tiered_memory import TieredMemory
+    >>> runtime = TieredMemory(InMemoryStore()).runtime
+    >>> runtime.record_error("retrieval.semantic", TimeoutError("the model did not answer"))
+    >>> runtime.error_counts()
+    {'retrieval.semantic': 1}
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import Counter
+from collections.abc import AsyncIterator, Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Protocol
+
+from langgraph.store.base import BaseStore, SearchItem
+
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
+
+    from langchain_tiered_memory.assembly.assembler import AssemblyConfig
+    from langchain_tiered_memory.consolidation.policy import ForgettingPolicy
+    from langchain_tiered_memory.consolidation.trash import MemoryTrash
+    from langchain_tiered_memory.tiers.common.scope import MemoryScope
+    from langchain_tiered_memory.tiers.episodic.memory import EpisodicConfig, EpisodicMemory
+    from langchain_tiered_memory.tiers.procedural.memory import ProceduralConfig, ProceduralMemory
+    from langchain_tiered_memory.tiers.semantic.memory import SemanticMemory
+    from langchain_tiered_memory.tiers.semantic.models import SemanticMemoryConfig
+    from langchain_tiered_memory.tiers.turns.models import TurnsConfig
+    from langchain_tiered_memory.tokens import TokenCounter
+    from langchain_tiered_memory.writeback.writer import DurableMemoryWriter
+
+__all__ = ["MemoryRuntime", "UserResolver", "UserTiers"]
+
+logger = logging.getLogger(__name__)
+
+_PAGE = 1000
+
+
+@dataclass(frozen=True, eq=False)
+class MemoryRuntime:
+    """The shared parts of one memory (see the module docstring).
+
+    Attributes:
+        store: The LangGraph store every tier reads and writes.
+        writer: The durable writer for write-back, or ``None`` (writes go direct).
+        llm: The chat model for extraction, judgement and reflection, or ``None``.
+        clock: Returns "now" (aware).
+        token_counter: Counts tokens for budgets.
+        assembly: How much the context assembler asks each tier for.
+        forgetting: The forgetting policy consolidation applies.
+        episodic_config: Settings of the episodic tier (``None``: its defaults).
+        semantic_config: Settings of the semantic tier.
+        procedural_config: Settings of the procedural tier.
+        turns_config: Settings of the conversation-turn tier.
+    """
+
+    store: BaseStore
+    writer: DurableMemoryWriter | None
+    llm: BaseChatModel | None
+    clock: Callable[[], datetime]
+    token_counter: TokenCounter
+    assembly: AssemblyConfig
+    forgetting: ForgettingPolicy
+    episodic_config: EpisodicConfig | None
+    semantic_config: SemanticMemoryConfig | None
+    procedural_config: ProceduralConfig | None
+    turns_config: TurnsConfig | None
+    _errors: Counter[str] = field(default_factory=Counter, init=False, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
+
+    def record_error(self, kind: str, exc: BaseException) -> None:
+        """Log a failure the memory recovered from and count it under ``kind``.
+
+        The counts are what :meth:`TieredMemory.stats` reports under ``errors``.
+        """
+        logger.warning("memory %s failed: %r", kind, exc)
+        with self._lock:
+            self._errors[kind] += 1
+
+    def error_counts(self) -> dict[str, int]:
+        """The failures recorded so far, by kind."""
+        with self._lock:
+            return dict(self._errors)
+
+    def scan(self, prefix: tuple[str, ...]) -> Iterator[SearchItem]:
+        """Every item in a namespace under ``prefix``, page by page (TTLs not refreshed)."""
+        for ns in self.store.list_namespaces(prefix=prefix, limit=1_000_000):
+            offset = 0
+            while True:
+                page = self.store.search(ns, limit=_PAGE, offset=offset, refresh_ttl=False)
+                yield from _own_items(page, ns)
+                if len(page) < _PAGE:
+                    break
+                offset += _PAGE
+
+    async def ascan(self, prefix: tuple[str, ...]) -> AsyncIterator[SearchItem]:
+        """Async twin of :meth:`scan` (an async iterator)."""
+        for ns in await self.store.alist_namespaces(prefix=prefix, limit=1_000_000):
+            offset = 0
+            while True:
+                page = await self.store.asearch(ns, limit=_PAGE, offset=offset, refresh_ttl=False)
+                for item in _own_items(page, ns):
+                    yield item
+                if len(page) < _PAGE:
+                    break
+                offset += _PAGE
+
+
+def _own_items(page: list[SearchItem], namespace: tuple[str, ...]) -> list[SearchItem]:
+    """The items of a search page that sit in ``namespace`` itself (not below it)."""
+    return [item for item in page if tuple(item.namespace) == tuple(namespace)]
+
+
+class UserTiers(Protocol):
+    """What one user's memory is made of (a :class:`UserMemory` is one).
+
+    The consolidator and the write-back handlers work on this, so they need
+    neither the facade nor each other.
+    """
+
+    @property
+    def scope(self) -> MemoryScope:
+        """Whose memory this is."""
+        ...
+
+    @property
+    def runtime(self) -> MemoryRuntime:
+        """The shared parts of the memory the user belongs to."""
+        ...
+
+    @property
+    def episodic(self) -> EpisodicMemory:
+        """The user's episodes."""
+        ...
+
+    @property
+    def semantic(self) -> SemanticMemory:
+        """The user's entities and facts."""
+        ...
+
+    @property
+    def procedural(self) -> ProceduralMemory:
+        """The user's tool statistics, strategies and preferences."""
+        ...
+
+    @property
+    def trash(self) -> MemoryTrash:
+        """The user's soft-deleted memories and audit trail."""
+        ...
+
+
+UserResolver = Callable[[str, str | None], UserTiers]
+"""Gives the memory of a user and optional agent, as ``TieredMemory.for_user`` does."""
