@@ -202,13 +202,14 @@ class Planner:
     def _now_us(self) -> int:
         return micros(ensure_aware(self.clock()))
 
-    def _texts(self, op: PutOp, value: dict[str, Any]) -> list[str]:
+    def embedded_texts(self, op: PutOp, value: dict[str, Any]) -> list[str]:
+        """The texts a put embeds: its index fields (or ``op.index``), none without embeddings."""
         if self.embeddings is None or op.index is False:
             return []
         paths = self.fields if op.index is None else list(op.index)
         return [t for path in paths for t in get_text_at_path(value, path) if t]
 
-    def _lexical(self, op: PutOp, value: dict[str, Any], texts: list[str]) -> str:
+    def lexical_text(self, op: PutOp, value: dict[str, Any], texts: list[str]) -> str:
         """BM25 text of a put: the lexical fields' text if any is present, else ``texts``."""
         if not texts or not self.lexical_fields:
             return "\n".join(texts)
@@ -290,8 +291,8 @@ class Planner:
                 continue
             value, text = normalize_value(op.value)
             ttl = _ttl(op.ttl)
-            texts = self._texts(op, value)
-            lexical = self._lexical(op, value, texts)
+            texts = self.embedded_texts(op, value)
+            lexical = self.lexical_text(op, value, texts)
             prepared.upserts.append(_Upsert(pid, ns, key, value, text, ttl, texts, lexical))
         return prepared
 

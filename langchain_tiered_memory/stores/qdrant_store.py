@@ -58,7 +58,6 @@ from langgraph.store.base import (
     SearchOp,
     TTLConfig,
 )
-from langgraph.store.base import _ensure_refresh as ensure_refresh
 
 from langchain_tiered_memory.errors import ConfigurationError
 from langchain_tiered_memory.stores.edge.build import EdgeOptimizers
@@ -595,8 +594,9 @@ class QdrantMemoryStore(BaseStore):
         refresh_ttl: bool | None,
     ) -> SearchOp:
         prefix = check_namespace(namespace_prefix, allow_empty=True)
-        refresh = ensure_refresh(self.ttl_config, refresh_ttl)
-        return SearchOp(prefix, filter, limit, offset, query, refresh)
+        if refresh_ttl is None:  # LangGraph's default: the TTL config's refresh_on_read
+            refresh_ttl = (self.ttl_config or {}).get("refresh_on_read", True)
+        return SearchOp(prefix, filter, limit, offset, query, refresh_ttl)
 
     def search(  # type: ignore[override]
         self,

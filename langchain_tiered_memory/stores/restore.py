@@ -110,10 +110,10 @@ def _prepare(planner: Planner, ops: Sequence[RestoreOp]) -> list[_Prepared]:
         # The planner's own rules for which texts a put embeds (index fields or
         # op.index) and which text it BM25-indexes (its lexical fields).
         put = PutOp(ns, op.key, value, index=op.index)
-        texts = planner._texts(put, value)
+        texts = planner.embedded_texts(put, value)
         pid = point_id(ns, op.key)
         latest[pid] = _Prepared(
-            pid, stamped, value, text, texts, planner._lexical(put, value, texts)
+            pid, stamped, value, text, texts, planner.lexical_text(put, value, texts)
         )
     return list(latest.values())
 
