@@ -5,10 +5,10 @@ One line per store item: ``format``, ``namespace``, ``key``, ``value``,
 with its own times, so recency ranking, ``as of`` queries and newest-first
 order behave as they did at the source:
 
-* a store with a ``restore_items(ops)`` method (:class:`QdrantMemoryStore`,
-  both engines) writes :class:`~langchain_tiered_memory.stores.restore.RestoreOp`
-  records with their own times; this is the protocol a custom store implements
-  to keep timestamps on import;
+* a store with the :class:`~langchain_tiered_memory.stores.abilities.Restoring`
+  ability (:class:`QdrantMemoryStore`, both engines) writes
+  :class:`~langchain_tiered_memory.stores.restore.RestoreOp` records with their
+  own times; a custom store implements that protocol to keep timestamps on import;
 * LangGraph's ``InMemoryStore`` (best effort): the records are put, then their
   times are set on the store's item dictionary (``InMemoryStore._data``);
 * any other ``BaseStore``: the records are put, so the store stamps them with
@@ -40,6 +40,7 @@ from langgraph.store.base import BaseStore, Item, PutOp
 from langgraph.store.memory import InMemoryStore
 
 from langchain_tiered_memory.errors import InvalidInputError
+from langchain_tiered_memory.stores.abilities import Restoring
 from langchain_tiered_memory.stores.restore import RestoreOp
 from langchain_tiered_memory.stores.serialized import SerializedStore, unwrap
 from langchain_tiered_memory.tiers.common.scope import ROOT_LABEL
@@ -213,25 +214,23 @@ def _after_puts(store: BaseStore, ops: Sequence[RestoreOp]) -> None:
 
 def write_records(store: BaseStore, ops: Sequence[RestoreOp]) -> None:
     """Write records to ``store`` keeping their timestamps (see the module docstring)."""
-    restore = getattr(store, "restore_items", None)
     for chunk in _chunks(ops):
-        if callable(restore):
-            restore(chunk)
+        if isinstance(store, Restoring):
+            store.restore_items(chunk)
         else:
             for batch in _put_batches(chunk):
                 store.batch(batch)
-    if not callable(restore):
+    if not isinstance(store, Restoring):
         _after_puts(store, ops)
 
 
 async def awrite_records(store: BaseStore, ops: Sequence[RestoreOp]) -> None:
     """Async twin of :func:`write_records`."""
-    arestore = getattr(store, "arestore_items", None)
     for chunk in _chunks(ops):
-        if callable(arestore):
-            await arestore(chunk)
+        if isinstance(store, Restoring):
+            await store.arestore_items(chunk)
         else:
             for batch in _put_batches(chunk):
                 await store.abatch(batch)
-    if not callable(arestore):
+    if not isinstance(store, Restoring):
         _after_puts(store, ops)

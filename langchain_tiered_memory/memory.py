@@ -41,6 +41,7 @@ from langchain_tiered_memory.export_import import (
     write_records,
 )
 from langchain_tiered_memory.runtime import MemoryRuntime
+from langchain_tiered_memory.stores.abilities import Closable, Purging
 from langchain_tiered_memory.stores.serialized import thread_safe
 from langchain_tiered_memory.tiers.common.access import (
     aflush_access_buffers,
@@ -369,8 +370,9 @@ class TieredMemory:
         they are; see :func:`~langchain_tiered_memory.embedding_cache.clear_embedding_cache`),
         so the user's recent query texts do not stay in process memory.
 
-        With ``purge=True`` (the default) and a store that can purge (the embedded
-        Qdrant store's ``purge_deleted``), the call also waits until the deleted
+        With ``purge=True`` (the default) and a store that can purge (one with the
+        :class:`~langchain_tiered_memory.stores.abilities.Purging` ability, as the
+        embedded Qdrant store has), the call also waits until the deleted
         payloads are gone from the store's files: the store rewrites its shard in a
         child process while reads and writes go on (about 0.3 ms per stored point,
         plus the HNSW build). On a large store, forget several users with
@@ -387,9 +389,8 @@ class TieredMemory:
         for start in range(0, len(ops), _DELETE_CHUNK):
             self.store.batch(ops[start : start + _DELETE_CHUNK])
         self.store.batch([self._forget_finish(uid, len(ops))])
-        purge_deleted = getattr(self.store, "purge_deleted", None) if purge else None
-        if purge_deleted is not None:
-            purge_deleted()
+        if purge and isinstance(self.store, Purging):
+            self.store.purge_deleted()
         return len(ops)
 
     async def aforget_user(self, user_id: str, *, purge: bool = True) -> int:
@@ -402,9 +403,8 @@ class TieredMemory:
         for start in range(0, len(ops), _DELETE_CHUNK):
             await self.store.abatch(ops[start : start + _DELETE_CHUNK])
         await self.store.abatch([self._forget_finish(uid, len(ops))])
-        apurge_deleted = getattr(self.store, "apurge_deleted", None) if purge else None
-        if apurge_deleted is not None:
-            await apurge_deleted()
+        if purge and isinstance(self.store, Purging):
+            await self.store.apurge_deleted()
         return len(ops)
 
     # -- health ----------------------------------------------------------------------
@@ -449,10 +449,8 @@ class TieredMemory:
             try:
                 flush_access_buffers(self.store)  # buffered episode accesses, before closing
             finally:
-                if self._owns_store:
-                    close = getattr(self.store, "close", None)
-                    if close is not None:
-                        close()
+                if self._owns_store and isinstance(self.store, Closable):
+                    self.store.close()
 
     async def aclose(self) -> None:
         """Async twin of :meth:`close`."""
@@ -466,10 +464,8 @@ class TieredMemory:
             try:
                 await aflush_access_buffers(self.store)
             finally:
-                if self._owns_store:
-                    aclose = getattr(self.store, "aclose", None)
-                    if aclose is not None:
-                        await aclose()
+                if self._owns_store and isinstance(self.store, Closable):
+                    await self.store.aclose()
 
     def __enter__(self) -> TieredMemory:
         return self

@@ -44,6 +44,7 @@ from langchain_tiered_memory.assembly.conflicts import MemoryConflictResolver
 from langchain_tiered_memory.assembly.items import MemoryContext, MemoryItem
 from langchain_tiered_memory.assembly.packing import pack_items
 from langchain_tiered_memory.errors import ConfigurationError, InvalidInputError
+from langchain_tiered_memory.stores.abilities import QueryPrefetching, ReadConcurrency
 from langchain_tiered_memory.tiers.episodic.memory import EpisodicMemory
 from langchain_tiered_memory.tiers.procedural.memory import ProceduralMemory
 from langchain_tiered_memory.tiers.semantic.memory import SemanticMemory
@@ -145,12 +146,13 @@ class ContextAssembler:
         self.turns = turns
         stores = {id(t.store): t.store for t in (episodic, semantic, procedural)}.values()
         self._prefetchers: list[Callable[[str], object]] = [
-            p for p in (getattr(s, "prefetch_query", None) for s in stores) if callable(p)
+            s.prefetch_query for s in stores if isinstance(s, QueryPrefetching)
         ]
 
     def _reads_overlap(self) -> bool:
         """Whether tiers are asked at the same time (else in turn, see the module doc)."""
-        return bool(getattr(self.episodic.store, "concurrent_reads", True))
+        store = self.episodic.store
+        return store.concurrent_reads if isinstance(store, ReadConcurrency) else True
 
     def _prefetch(self, query: str) -> None:
         """Start one embedding of ``query`` for the tiers' concurrent searches to share.

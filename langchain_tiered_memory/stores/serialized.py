@@ -8,7 +8,9 @@ context assembler asks the tiers from a thread pool), which made that race
 real: the assembly benchmark on ``InMemoryStore`` lost a call's experiences
 section that way. :func:`thread_safe` gives such a store one lock that
 every tier sharing it goes through; stores that handle concurrency themselves
-(``QdrantMemoryStore``, ``PostgresStore``, ...) are returned as they are.
+(``QdrantMemoryStore``, ``PostgresStore``, ...) are returned as they are. The
+wrapper has exactly the optional abilities of the store it wraps
+(:mod:`~langchain_tiered_memory.stores.abilities`), each run under its lock.
 
 Example:
     >>> from langgraph.store.memory import InMemoryStore
@@ -23,13 +25,25 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import threading
 import weakref
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Hashable, Iterable
+from typing import TYPE_CHECKING, Any, cast
 
 from langgraph.store.base import BaseStore, Op, Result
 from langgraph.store.memory import InMemoryStore
+
+from langchain_tiered_memory.stores.abilities import (
+    Closable,
+    NamespaceVersioned,
+    Purging,
+    QueryPrefetching,
+    Restoring,
+)
+
+if TYPE_CHECKING:
+    from langchain_tiered_memory.stores.restore import RestoreOp
 
 __all__ = ["SerializedStore", "thread_safe", "unwrap"]
 
@@ -89,6 +103,74 @@ class SerializedStore(BaseStore):
         return f"SerializedStore({self.inner!r})"
 
 
+class _Purging(SerializedStore):
+    def purge_deleted(self, timeout: float | None = None) -> object:
+        """Purge the wrapped store's deleted records while no other thread uses it."""
+        with self.lock:
+            return cast(Purging, self.inner).purge_deleted(timeout)
+
+    async def apurge_deleted(self, timeout: float | None = None) -> object:
+        """Async twin of :meth:`purge_deleted`."""
+        with self.lock:
+            return await cast(Purging, self.inner).apurge_deleted(timeout)
+
+
+class _Restoring(SerializedStore):
+    def restore_items(self, ops: Iterable[RestoreOp]) -> int:
+        """Restore ``ops`` into the wrapped store while no other thread uses it."""
+        with self.lock:
+            return cast(Restoring, self.inner).restore_items(ops)
+
+    async def arestore_items(self, ops: Iterable[RestoreOp]) -> int:
+        """Async twin of :meth:`restore_items`."""
+        with self.lock:
+            return await cast(Restoring, self.inner).arestore_items(ops)
+
+
+class _NamespaceVersioned(SerializedStore):
+    def namespace_version(self, namespace_prefix: tuple[str, ...]) -> Hashable | None:
+        """The wrapped store's version of ``namespace_prefix``."""
+        with self.lock:
+            return cast(NamespaceVersioned, self.inner).namespace_version(namespace_prefix)
+
+
+class _QueryPrefetching(SerializedStore):
+    def prefetch_query(self, query: str) -> bool:
+        """Ask the wrapped store to start embedding ``query``."""
+        with self.lock:
+            return cast(QueryPrefetching, self.inner).prefetch_query(query)
+
+
+class _Closable(SerializedStore):
+    def close(self) -> None:
+        """Close the wrapped store."""
+        with self.lock:
+            cast(Closable, self.inner).close()
+
+    async def aclose(self) -> None:
+        """Async twin of :meth:`close`."""
+        with self.lock:
+            await cast(Closable, self.inner).aclose()
+
+
+_FORWARDED: tuple[tuple[type, type[SerializedStore]], ...] = (
+    (Purging, _Purging),
+    (Restoring, _Restoring),
+    (NamespaceVersioned, _NamespaceVersioned),
+    (QueryPrefetching, _QueryPrefetching),
+    (Closable, _Closable),
+)
+"""Each optional ability, and the part of a wrapper that runs it under the lock."""
+
+
+@functools.cache
+def _wrapper_class(parts: tuple[type[SerializedStore], ...]) -> type[SerializedStore]:
+    """``SerializedStore`` with the methods of the abilities in ``parts``."""
+    if not parts:
+        return SerializedStore
+    return type("SerializedStore", parts, {"__doc__": SerializedStore.__doc__})
+
+
 def thread_safe(store: BaseStore) -> BaseStore:
     """``store`` made safe to share between threads: the same wrapper for the same store."""
     if isinstance(store, SerializedStore) or not isinstance(store, _UNSAFE):
@@ -96,7 +178,8 @@ def thread_safe(store: BaseStore) -> BaseStore:
     with _WRAPPERS_LOCK:
         wrapper = _WRAPPERS.get(id(store))
         if wrapper is None:
-            wrapper = _WRAPPERS[id(store)] = SerializedStore(store)
+            parts = tuple(part for ability, part in _FORWARDED if isinstance(store, ability))
+            wrapper = _WRAPPERS[id(store)] = _wrapper_class(parts)(store)
         return wrapper
 
 

@@ -6,12 +6,21 @@ import asyncio
 import sys
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Hashable, Iterable
 
 from langgraph.store.base import BaseStore, Op, Result
 from langgraph.store.memory import InMemoryStore
 
 from langchain_tiered_memory import Episode, Outcome, TieredMemory
+from langchain_tiered_memory.stores.abilities import (
+    Closable,
+    NamespaceVersioned,
+    Purging,
+    QueryPrefetching,
+    ReadConcurrency,
+    Restoring,
+)
+from langchain_tiered_memory.stores.restore import RestoreOp
 from langchain_tiered_memory.stores.serialized import SerializedStore, thread_safe, unwrap
 from langchain_tiered_memory.testing.fakes import HashingEmbeddings
 
@@ -123,3 +132,93 @@ def test_memory_on_in_memory_store_survives_writes_from_other_threads() -> None:
         sys.setswitchinterval(interval)
     assert all(not e for e in errors), [e for e in errors if e][:3]
     memory.close()
+
+
+class _Able(InMemoryStore):
+    """An InMemoryStore (so wrapped) with every optional ability; records the lock's state."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.wrapper: SerializedStore | None = None
+        self.calls: list[tuple[str, bool]] = []
+
+    def _note(self, name: str) -> None:
+        # Whether another thread could take the wrapper's lock while this call runs.
+        assert self.wrapper is not None
+        free: list[bool] = []
+
+        def probe() -> None:
+            got = self.wrapper.lock.acquire(blocking=False)  # type: ignore[union-attr]
+            if got:
+                self.wrapper.lock.release()  # type: ignore[union-attr]
+            free.append(got)
+
+        thread = threading.Thread(target=probe)
+        thread.start()
+        thread.join()
+        self.calls.append((name, free[0]))
+
+    def purge_deleted(self, timeout: float | None = None) -> object:
+        self._note("purge_deleted")
+        return "purged"
+
+    async def apurge_deleted(self, timeout: float | None = None) -> object:
+        self._note("apurge_deleted")
+        return "purged"
+
+    def restore_items(self, ops: Iterable[RestoreOp]) -> int:
+        self._note("restore_items")
+        return len(list(ops))
+
+    async def arestore_items(self, ops: Iterable[RestoreOp]) -> int:
+        self._note("arestore_items")
+        return len(list(ops))
+
+    def namespace_version(self, namespace_prefix: tuple[str, ...]) -> Hashable | None:
+        self._note("namespace_version")
+        return 7
+
+    def prefetch_query(self, query: str) -> bool:
+        self._note("prefetch_query")
+        return True
+
+
+ABILITIES = (Purging, Restoring, NamespaceVersioned, QueryPrefetching)
+
+
+def test_the_wrapper_has_the_abilities_of_its_store_and_runs_them_under_its_lock() -> None:
+    raw = _Able()
+    store = thread_safe(raw)
+    assert isinstance(store, SerializedStore)
+    raw.wrapper = store
+    assert all(isinstance(store, ability) for ability in ABILITIES)
+    assert isinstance(store, ReadConcurrency) and store.concurrent_reads is False
+    assert isinstance(store, Purging) and isinstance(store, Restoring)
+    assert isinstance(store, NamespaceVersioned) and isinstance(store, QueryPrefetching)
+    assert store.purge_deleted() == "purged"
+    assert store.restore_items([]) == 0
+    assert store.namespace_version(("a",)) == 7
+    assert store.prefetch_query("q") is True
+
+    async def twins() -> None:
+        assert isinstance(store, Purging) and isinstance(store, Restoring)
+        assert await store.apurge_deleted() == "purged"
+        assert await store.arestore_items([]) == 0
+
+    asyncio.run(twins())
+    names = [name for name, _ in raw.calls]
+    assert names == [
+        "purge_deleted",
+        "restore_items",
+        "namespace_version",
+        "prefetch_query",
+        "apurge_deleted",
+        "arestore_items",
+    ]
+    assert not any(free for _, free in raw.calls), raw.calls  # the lock was held each time
+
+
+def test_the_wrapper_of_a_plain_store_claims_no_ability_it_lacks() -> None:
+    store = thread_safe(InMemoryStore())
+    assert not any(isinstance(store, ability) for ability in (*ABILITIES, Closable))
+    assert isinstance(store, ReadConcurrency) and store.concurrent_reads is False

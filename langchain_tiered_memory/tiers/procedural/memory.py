@@ -43,6 +43,7 @@ from typing import Any
 from langgraph.store.base import BaseStore, GetOp, PutOp, SearchItem, SearchOp
 
 from langchain_tiered_memory.errors import ConfigurationError, InvalidInputError
+from langchain_tiered_memory.stores.abilities import NamespaceVersioned
 from langchain_tiered_memory.tiers.common.args import Clock, tier_args
 from langchain_tiered_memory.tiers.common.event_log import CompactionResult, EventLog
 from langchain_tiered_memory.tiers.common.ranking import RelevanceScale, relevance_scores
@@ -453,8 +454,9 @@ class ProceduralMemory:
 
     def _procedural_version(self) -> Hashable | None:
         """The store's version of this scope's procedural namespaces, if it keeps one."""
-        version = getattr(self.store, "namespace_version", None)
-        return version(self.scope.namespace("procedural")) if callable(version) else None
+        if not isinstance(self.store, NamespaceVersioned):
+            return None
+        return self.store.namespace_version(self.scope.namespace("procedural"))
 
     def compact(self) -> CompactionResult:
         """Fold every tool use and strategy outcome into segments and delete the folded events.
