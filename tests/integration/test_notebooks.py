@@ -10,10 +10,16 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-import nbformat
 import pytest
-from jupyter_client.manager import KernelManager
-from nbclient import NotebookClient
+
+for extra_module in ("ipykernel", "matplotlib", "nbclient"):  # the notebooks extra
+    pytest.importorskip(
+        extra_module, reason='needs the notebooks extra: pip install ".[notebooks]"'
+    )
+
+import nbformat  # noqa: E402  (installed with nbclient, after the check above)
+from jupyter_client.manager import KernelManager  # noqa: E402
+from nbclient import NotebookClient  # noqa: E402
 
 pytestmark = pytest.mark.integration
 

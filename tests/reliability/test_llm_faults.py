@@ -231,7 +231,7 @@ def test_hanging_reflector_leaves_the_episode_pending(mem) -> None:  # type: ign
 
 
 def test_agent_still_answers_when_the_memory_model_fails(workdir: Path) -> None:
-    agent_module = pytest.importorskip("langchain_tiered_memory.integrations.agent")
+    from langchain_tiered_memory.integrations import agent as agent_module
     from langchain_tiered_memory.testing.offline_model import OfflineChatModel
 
     memory = TieredMemory.open(

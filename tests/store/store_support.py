@@ -16,6 +16,7 @@ import pytest
 from langgraph.store.base import BaseStore, IndexConfig
 from langgraph.store.memory import InMemoryStore
 
+from langchain_tiered_memory.stores import QdrantMemoryStore
 from langchain_tiered_memory.testing.fakes import HashingEmbeddings
 
 DIMS = 384
@@ -40,15 +41,6 @@ def fast_tmp_dir(fallback: Path) -> Path:
     return fallback
 
 
-def import_store_class() -> Any:
-    """``QdrantMemoryStore``, or skip the test with the reason it cannot be imported."""
-    try:
-        from langchain_tiered_memory.stores import QdrantMemoryStore
-    except ImportError as exc:
-        pytest.skip(f"langchain_tiered_memory.stores.QdrantMemoryStore is not importable: {exc}")
-    return QdrantMemoryStore
-
-
 def _close(store: Any) -> None:
     close = getattr(store, "close", None)
     if close is not None:
@@ -66,7 +58,7 @@ class StoreFactory:
         self._clients: list[Any] = []
         self._collections: list[tuple[Any, str]] = []
         self._counter = 0
-        self._store_cls = import_store_class() if self.is_qdrant else None
+        self._store_cls = QdrantMemoryStore if self.is_qdrant else None
         if kind == "client-server" and not os.environ.get("QDRANT_URL"):
             pytest.skip("client-server needs a Qdrant server: set QDRANT_URL to run it")
 

@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 from langgraph.store.base import BaseStore, GetOp, PutOp, SearchOp
 from store_drivers import AsyncOps, Ops, SyncOps, run_sync, snapshot
-from store_support import StoreFactory, hashing_index, import_store_class
+from store_support import StoreFactory, hashing_index
 
 from langchain_tiered_memory.errors import (
     ConfigurationError,
@@ -31,6 +31,7 @@ from langchain_tiered_memory.errors import (
     StoreLockedError,
     TieredMemoryError,
 )
+from langchain_tiered_memory.stores import MAX_VALUE_BYTES, QdrantMemoryStore
 
 Call = Callable[[Ops], Coroutine[Any, Any, Any]]
 
@@ -199,9 +200,6 @@ def test_non_string_keys_do_not_change_silently(qdrant_factory: StoreFactory, mo
 
 
 def _max_value_bytes() -> int:
-    import_store_class()
-    from langchain_tiered_memory.stores import MAX_VALUE_BYTES
-
     return int(MAX_VALUE_BYTES)
 
 
@@ -293,7 +291,6 @@ HOLDER = textwrap.dedent(
 
 
 def test_path_open_in_another_process(store_dir: Path) -> None:
-    cls = import_store_class()
     path = store_dir / "held"
     holder = subprocess.Popen(
         [sys.executable, "-c", HOLDER, str(path)],
@@ -308,7 +305,7 @@ def test_path_open_in_another_process(store_dir: Path) -> None:
         line = holder.stdout.readline().strip()
         assert line == "ready", f"holder process failed: {line!r}"
         with pytest.raises(StoreLockedError) as info:
-            cls.embedded(path)
+            QdrantMemoryStore.embedded(path)
         message = str(info.value)
         assert str(path) in message, f"the message should name the locked path: {message!r}"
     finally:
@@ -317,26 +314,25 @@ def test_path_open_in_another_process(store_dir: Path) -> None:
         out, err = holder.communicate(timeout=120)
     assert holder.returncode == 0 and "closed" in out, err
     # The failed open changed nothing, and the lock goes with the holder.
-    with cls.embedded(path) as store:
+    with QdrantMemoryStore.embedded(path) as store:
         found = store.search(("held",), limit=100)
         assert sorted(i.value["i"] for i in found) == list(range(20))
 
 
 def test_locked_path_loses_nothing(store_dir: Path) -> None:
-    cls = import_store_class()
     path = store_dir / "twice"
-    first = cls.embedded(path)
+    first = QdrantMemoryStore.embedded(path)
     try:
         first.put(("docs",), "a", {"v": 1})
         before = snapshot(first)
         with pytest.raises(StoreLockedError) as info:
-            cls.embedded(path)  # a second handle in the same process
+            QdrantMemoryStore.embedded(path)  # a second handle in the same process
         assert "open" in str(info.value).lower()
         first.put(("docs",), "b", {"v": 2})  # the first handle still works
         assert snapshot(first)[: len(before)] == before
     finally:
         first.close()
-    with cls.embedded(path) as again:
+    with QdrantMemoryStore.embedded(path) as again:
         assert sorted(i.key for i in again.search(("docs",))) == ["a", "b"]
 
 

@@ -15,6 +15,7 @@ import pytest
 import qdrant_edge as qe
 from langgraph.store.base import IndexConfig, PutOp
 
+from langchain_tiered_memory.embeddings import LocalEmbeddings
 from langchain_tiered_memory.errors import ConfigurationError, StoreLockedError
 from langchain_tiered_memory.stores import QdrantMemoryStore
 from langchain_tiered_memory.stores.payload import point_id
@@ -214,8 +215,7 @@ def test_optimize_runs_while_other_threads_write_and_read(tmp_path: Path) -> Non
 
 @pytest.mark.integration
 def test_real_local_embedder_hybrid(tmp_path: Path) -> None:
-    embeddings = pytest.importorskip("langchain_tiered_memory.embeddings")
-    model = embeddings.LocalEmbeddings()
+    model = LocalEmbeddings()
     cfg: IndexConfig = {"dims": 384, "embed": model, "fields": ["text"]}
     with QdrantMemoryStore.embedded(tmp_path / "db", index=cfg) as s:
         for key, text in CORPUS.items():

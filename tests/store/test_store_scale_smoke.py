@@ -7,7 +7,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from store_support import import_store_class
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -24,7 +23,6 @@ def test_store_scale_quick_run(
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    import_store_class()
     from benchmarks import store_scale
 
     out = tmp_path / "rows.json"

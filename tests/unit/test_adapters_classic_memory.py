@@ -4,6 +4,10 @@ import importlib
 import sys
 
 import pytest
+
+pytest.importorskip(
+    "langchain_classic", reason='the classic extra is not installed: pip install ".[classic]"'
+)
 from langchain_classic.chains import ConversationChain, LLMChain
 from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder
 

@@ -19,6 +19,7 @@ import pytest
 from langgraph.store.base import BaseStore, IndexConfig, Op, Result
 from langgraph.store.memory import InMemoryStore
 
+from langchain_tiered_memory.stores import QdrantMemoryStore
 from langchain_tiered_memory.testing.fakes import FakeClock, HashingEmbeddings
 from langchain_tiered_memory.tiers.common.access import flush_access_buffers
 from langchain_tiered_memory.tiers.common.scope import MemoryScope
@@ -32,10 +33,6 @@ def hashing_index() -> IndexConfig:
 
 
 def open_qdrant(path: Path) -> Any:
-    try:
-        from langchain_tiered_memory.stores import QdrantMemoryStore
-    except ImportError as exc:  # another helper's module; may not exist yet
-        pytest.skip(f"QdrantMemoryStore is not importable yet: {exc}")
     return QdrantMemoryStore.embedded(path, index=hashing_index())
 
 
@@ -115,10 +112,6 @@ def thread_safe(store: BaseStore) -> BaseStore:
 
 def open_small_qdrant(path: Path, fields: list[str] | None = None) -> Any:
     """An embedded Qdrant store with 64-d hashing embeddings (quick to open and write)."""
-    try:
-        from langchain_tiered_memory.stores import QdrantMemoryStore
-    except ImportError as exc:
-        pytest.skip(f"QdrantMemoryStore is not importable yet: {exc}")
     index = {"dims": 64, "embed": HashingEmbeddings(size=64), "fields": fields or ["text"]}
     return QdrantMemoryStore.embedded(path, index=index)
 

@@ -9,6 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+pytest.importorskip(
+    "langchain.agents", reason='the agents extra is not installed: pip install ".[agents]"'
+)
 from langchain.agents import create_agent
 from langchain_core.messages import SystemMessage
 from langgraph.checkpoint.memory import InMemorySaver

@@ -16,6 +16,7 @@ from langchain_core.messages import BaseMessage
 from langgraph.store.base import BaseStore
 from langgraph.store.memory import InMemoryStore
 
+from langchain_tiered_memory.stores import QdrantMemoryStore
 from langchain_tiered_memory.testing.fakes import FakeClock, HashingEmbeddings, ScriptedChatModel
 from langchain_tiered_memory.tiers.common.scope import MemoryScope
 from langchain_tiered_memory.tiers.semantic.memory import SemanticMemory
@@ -30,10 +31,6 @@ def _index() -> Any:
 @pytest.fixture(scope="module")
 def qdrant_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BaseStore]:
     """One embedded Qdrant store per module (opening one takes seconds); tests use own users."""
-    try:
-        from langchain_tiered_memory.stores import QdrantMemoryStore
-    except ImportError as exc:
-        pytest.skip(f"QdrantMemoryStore is not importable yet: {exc}")
     qdrant = QdrantMemoryStore.embedded(tmp_path_factory.mktemp("semantic") / "q", index=_index())
     try:
         yield qdrant
