@@ -31,7 +31,7 @@ from __future__ import annotations
 import json
 import logging
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import nullcontext
 from datetime import datetime
 from typing import Any, Literal
@@ -43,11 +43,18 @@ from langchain_tiered_memory.errors import InvalidInputError
 from langchain_tiered_memory.stores.abilities import Restoring
 from langchain_tiered_memory.stores.restore import RestoreOp
 from langchain_tiered_memory.stores.serialized import SerializedStore, unwrap
-from langchain_tiered_memory.tiers.common.scope import ROOT_LABEL
+from langchain_tiered_memory.tiers.common.scope import (
+    NO_AGENT,
+    ROOT_LABEL,
+    MemoryScope,
+    label_to_id,
+    normalize_id,
+)
 from langchain_tiered_memory.types import ensure_aware
 
 __all__ = [
     "EXPORT_FORMAT",
+    "ImportTarget",
     "RestoreOp",
     "awrite_records",
     "export_record",
@@ -126,24 +133,137 @@ def parse_record(record: Any) -> RestoreOp:
     )
 
 
-def read_records(path: str | os.PathLike[str]) -> list[RestoreOp]:
-    """Every record of a JSON Lines export file (blank lines are skipped).
+class ImportTarget:
+    """Whose memory the records of an import file become.
+
+    The user label of every record is decoded and normalised exactly as
+    :meth:`TieredMemory.for_user` does (so ``"VICTIM"`` is the user
+    ``"victim"``), then mapped to the user the caller named. A record of a user
+    the caller did not name is refused, so a file cannot write to a user that
+    the call did not mention.
+
+    Args:
+        user_id: Import every record as this user (the file must hold one user,
+            as :meth:`TieredMemory.export_jsonl` writes).
+        user_map: Import the records of user ``old`` as user ``new``, for each
+            ``{old: new}`` (both normalised).
+        keep_file_users: Keep each record under its own (normalised) user; with
+            ``user_map``, only the users it does not name.
 
     Raises:
-        InvalidInputError: A line is not an export record (names the file and line).
+        InvalidInputError: No target, ``user_id`` together with ``user_map`` or
+            ``keep_file_users``, or an id that ``for_user`` would refuse.
+
+    Example:
+        >>> target = ImportTarget(user_map={"Old Name": "alice"})
+        >>> target.namespace(("tiered_memory", "OLD NAME", "_", "semantic", "facts"))
+        ('tiered_memory', 'alice', '_', 'semantic', 'facts')
+        >>> ImportTarget(keep_file_users=True).user_of(("tiered_memory", " Bob ", "_", "x"))
+        'bob'
+    """
+
+    def __init__(
+        self,
+        *,
+        user_id: str | None = None,
+        user_map: Mapping[str, str] | None = None,
+        keep_file_users: bool = False,
+    ) -> None:
+        if user_id is not None and user_map:
+            raise InvalidInputError(
+                "pass user_id or user_map, not both: user_id imports a one-user file as that "
+                "user, user_map={'old id': 'new id'} moves each named user"
+            )
+        if user_id is not None and keep_file_users:
+            raise InvalidInputError(
+                "keep_file_users=True keeps the file's own users, user_id imports every record "
+                "as one user: pass one of them"
+            )
+        if user_id is None and not user_map and not keep_file_users:
+            raise InvalidInputError(
+                "say whose memory the file's records become: user_id='alice' (the file as that "
+                "user), user_map={'old id': 'new id'}, or keep_file_users=True (each record "
+                "under its own user id, normalised)"
+            )
+        self.user_id = None if user_id is None else normalize_id(user_id, what="user_id")
+        self.user_map = {
+            normalize_id(old, what="a user_map key"): normalize_id(new, what=f"user_map[{old!r}]")
+            for old, new in (user_map or {}).items()
+        }
+        self.keep_file_users = keep_file_users
+
+    @staticmethod
+    def user_of(namespace: tuple[str, ...]) -> str:
+        """The normalised user of a record's namespace.
+
+        Raises:
+            InvalidInputError: The namespace has no user, agent and tier labels, or
+                its user label is not an id ``for_user`` accepts.
+        """
+        if len(namespace) < 4:
+            raise InvalidInputError(
+                f"namespace {namespace!r} lacks the user, agent and tier labels of a memory record"
+            )
+        return normalize_id(label_to_id(namespace[1]), what=f"user label {namespace[1]!r}")
+
+    def namespace(self, namespace: tuple[str, ...]) -> tuple[str, ...]:
+        """Where a record of ``namespace`` goes: the named user, the agent normalised.
+
+        Raises:
+            InvalidInputError: The record's user is not named (see the class
+                docstring), or a label is not an id ``for_user`` accepts.
+        """
+        source = self.user_of(namespace)
+        if self.user_id is not None:
+            user = self.user_id
+        elif source in self.user_map:
+            user = self.user_map[source]
+        elif self.keep_file_users:
+            user = source
+        else:
+            raise InvalidInputError(
+                f"the record belongs to user {source!r}, which this import does not name: add "
+                f"it to user_map (user_map={{{source!r}: {source!r}}} keeps it), or pass "
+                "keep_file_users=True to keep the file's users"
+            )
+        agent = None if namespace[2] == NO_AGENT else label_to_id(namespace[2])
+        return (*MemoryScope(user, agent).prefix, *namespace[3:])
+
+
+def read_records(path: str | os.PathLike[str], target: ImportTarget) -> list[RestoreOp]:
+    """Every record of a JSON Lines export file, moved to the users ``target`` names.
+
+    Blank lines are skipped.
+
+    Raises:
+        InvalidInputError: A line is not an export record, or its user is refused
+            by ``target`` (names the file and line); ``target.user_id`` is given
+            and the file holds records of more than one user. Nothing is returned.
     """
     ops: list[RestoreOp] = []
+    users: set[str] = set()
     with open(path, encoding="utf-8") as fh:
         for n, line in enumerate(fh, 1):
             if not line.strip():
                 continue
             try:
-                ops.append(parse_record(json.loads(line)))
+                op = parse_record(json.loads(line))
             except (ValueError, KeyError, TypeError) as exc:
                 raise InvalidInputError(
                     f"{path}:{n} is not a langchain-tiered-memory export record ({exc}); "
                     "nothing was imported"
                 ) from exc
+            try:
+                users.add(target.user_of(op.namespace))
+                ops.append(op._replace(namespace=target.namespace(op.namespace)))
+            except InvalidInputError as exc:
+                raise InvalidInputError(f"{path}:{n}: {exc}; nothing was imported") from exc
+    if target.user_id is not None and len(users) > 1:
+        named = ", ".join(repr(u) for u in sorted(users))
+        raise InvalidInputError(
+            f"{path} holds records of users {named}: user_id= imports a one-user file; name "
+            "each with user_map={'old id': 'new id'}; nothing was imported"
+        )
     return ops
 
 

@@ -34,6 +34,7 @@ from langchain_tiered_memory.consolidation.policy import ForgettingPolicy
 from langchain_tiered_memory.embedding_cache import CachedEmbeddings, clear_embedding_cache
 from langchain_tiered_memory.errors import ConfigurationError
 from langchain_tiered_memory.export_import import (
+    ImportTarget,
     awrite_records,
     export_record,
     jsonl_line,
@@ -314,25 +315,57 @@ class TieredMemory:
             await asyncio.to_thread(fh.close)
         return count
 
-    def import_jsonl(self, path: str | os.PathLike[str]) -> int:
-        """Load records written by :meth:`export_jsonl`; returns the record count.
+    def import_jsonl(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        user_id: str | None = None,
+        user_map: Mapping[str, str] | None = None,
+        keep_file_users: bool = False,
+    ) -> int:
+        """Load records written by :meth:`export_jsonl` into the users you name.
+
+        Say whose memory the records become: ``user_id="alice"`` imports a
+        one-user file (as :meth:`export_jsonl` writes) as alice,
+        ``user_map={"old id": "new id"}`` moves each named user, and
+        ``keep_file_users=True`` keeps each record's own user (with ``user_map``:
+        each user it does not name). The file's user labels are normalised as
+        :meth:`for_user` normalises ids, so every imported record is reachable by
+        :meth:`for_user`, :meth:`export_user` and :meth:`forget_user`. Records
+        keep their content: a fact about the entity ``"old id"`` stays about it.
 
         Each record keeps its exported ``created_at``/``updated_at`` on stores
-        with a ``restore_items`` method (both ``QdrantMemoryStore`` engines) and,
-        as a best effort, on LangGraph's ``InMemoryStore``; any other store
-        stamps the records with the import time (a warning is logged). See
+        with the :class:`~langchain_tiered_memory.stores.abilities.Restoring`
+        ability (both ``QdrantMemoryStore`` engines) and, as a best effort, on
+        LangGraph's ``InMemoryStore``; any other store stamps the records with
+        the import time (a warning is logged). See
         :mod:`langchain_tiered_memory.export_import`.
 
+        Returns:
+            How many records were written.
+
         Raises:
-            InvalidInputError: A line is not an export record; nothing is written.
+            InvalidInputError: No target was given, a line is not an export
+                record, a record's user is not named (or not a valid id), or
+                ``user_id`` was given for a file of several users. The message
+                names the file, line and label; nothing is written.
         """
-        ops = read_records(path)
+        target = ImportTarget(user_id=user_id, user_map=user_map, keep_file_users=keep_file_users)
+        ops = read_records(path, target)
         write_records(self.store, ops)
         return len(ops)
 
-    async def aimport_jsonl(self, path: str | os.PathLike[str]) -> int:
+    async def aimport_jsonl(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        user_id: str | None = None,
+        user_map: Mapping[str, str] | None = None,
+        keep_file_users: bool = False,
+    ) -> int:
         """Async twin of :meth:`import_jsonl`."""
-        ops = read_records(path)
+        target = ImportTarget(user_id=user_id, user_map=user_map, keep_file_users=keep_file_users)
+        ops = read_records(path, target)
         await awrite_records(self.store, ops)
         return len(ops)
 

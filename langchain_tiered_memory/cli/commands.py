@@ -5,7 +5,7 @@ Commands::
     tiered-memory demo [--path DIR] [--model offline|openai:<model>] [--budget N]
     tiered-memory inspect --path DIR --user U [--limit N]
     tiered-memory export --path DIR --user U --out FILE
-    tiered-memory import --path DIR FILE [FILE ...]
+    tiered-memory import --path DIR (--user U | --map OLD=NEW ... | --keep-file-users) FILE ...
     tiered-memory consolidate --path DIR --user U
     tiered-memory stats --path DIR [--json]
 
@@ -196,6 +196,15 @@ def _cmd_export(args: argparse.Namespace) -> int:
 
 
 def _cmd_import(args: argparse.Namespace) -> int:
+    if args.user is not None and (args.map or args.keep_file_users):
+        raise CliError(
+            "--user imports every record as one user: leave out --map and --keep-file-users"
+        )
+    if args.user is None and not args.map and not args.keep_file_users:
+        raise CliError(
+            "say whose memory the records become: --user U (each file as user U), "
+            "--map OLD=NEW (repeatable), or --keep-file-users (each record's own user, normalised)"
+        )
     sources = [Path(f) for f in args.files]
     for source in sources:
         if not source.is_file():
@@ -203,9 +212,21 @@ def _cmd_import(args: argparse.Namespace) -> int:
     count = 0
     with TieredMemory.open(args.path) as memory:
         for source in sources:
-            count += memory.import_jsonl(source)
+            count += memory.import_jsonl(
+                source,
+                user_id=args.user,
+                user_map=dict(args.map),
+                keep_file_users=args.keep_file_users,
+            )
     print(f"Imported {count} records from {len(sources)} file(s) into {args.path}")
     return 0
+
+
+def _user_pair(text: str) -> tuple[str, str]:
+    old, sep, new = text.partition("=")
+    if not sep or not old.strip() or not new.strip():
+        raise argparse.ArgumentTypeError(f"{text!r} is not OLD=NEW (e.g. alice=alice2)")
+    return old, new
 
 
 class _ProgressBars:
@@ -338,6 +359,20 @@ def build_parser() -> argparse.ArgumentParser:
 
     imp = add("import", "load JSON Lines exports into a memory directory (created if missing)")
     imp.add_argument("--path", required=True, help="memory directory")
+    imp.add_argument("--user", help="import every record as this user (one-user files)")
+    imp.add_argument(
+        "--map",
+        action="append",
+        default=[],
+        type=_user_pair,
+        metavar="OLD=NEW",
+        help="import the records of user OLD as user NEW (repeatable)",
+    )
+    imp.add_argument(
+        "--keep-file-users",
+        action="store_true",
+        help="keep each record's own user (normalised); with --map, each user it does not name",
+    )
     imp.add_argument("files", nargs="+", metavar="FILE", help="files from `tiered-memory export`")
     imp.set_defaults(func=_cmd_import)
 

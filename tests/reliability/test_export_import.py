@@ -139,7 +139,7 @@ def round_trip(source_engine: str, target_engine: str, workdir: Path) -> tuple[A
         path = workdir / "alice.jsonl"
         count = source.export_jsonl(USER, path)
         assert count == len(list(source.export_user(USER))) > 20
-        assert target.import_jsonl(path) == count
+        assert target.import_jsonl(path, user_id=USER) == count
         return (
             records(source, timestamps=False),
             records(target, timestamps=False),
@@ -201,7 +201,7 @@ def test_restored_records_keep_their_order_and_later_writes_are_stamped_now(
             clock.advance(days=1)
         source.export_jsonl(USER, workdir / "a.jsonl")
         clock.advance(days=30)
-        target.import_jsonl(workdir / "a.jsonl")
+        target.import_jsonl(workdir / "a.jsonl", user_id=USER)
         facts_ns = alice.scope.namespace("semantic", "facts")
         newest_first = [i.key for i in source.store.search(facts_ns, limit=10)]
         assert [i.key for i in target.store.search(facts_ns, limit=10)] == newest_first
@@ -224,7 +224,7 @@ def test_in_memory_store_import_keeps_timestamps(workdir: Path) -> None:
         populate(source, clock)
         source.export_jsonl(USER, workdir / "alice.jsonl")
         target = TieredMemory(InMemoryStore(), clock=clock)
-        assert target.import_jsonl(workdir / "alice.jsonl") > 20
+        assert target.import_jsonl(workdir / "alice.jsonl", user_id=USER) > 20
         assert records(target, timestamps=True) == records(source, timestamps=True)
     finally:
         source.close()
@@ -239,7 +239,7 @@ async def test_async_import_keeps_timestamps(engine: str, workdir: Path) -> None
         clock.advance(days=3)
         source.export_jsonl(USER, workdir / "a.jsonl")
         clock.advance(days=3)
-        assert await target.aimport_jsonl(workdir / "a.jsonl") > 0
+        assert await target.aimport_jsonl(workdir / "a.jsonl", user_id=USER) > 0
         assert records(target, timestamps=True) == records(source, timestamps=True)
     finally:
         source.close()
@@ -254,7 +254,7 @@ def test_import_rejects_a_bad_line_and_writes_nothing(memory: TieredMemory, work
     path.write_text(good + '{"format": "something-else"}\n', "utf-8")
     memory.forget_user(USER)
     with pytest.raises(InvalidInputError, match=r"bad\.jsonl:\d+"):
-        memory.import_jsonl(path)
+        memory.import_jsonl(path, user_id=USER)
     assert list(memory.export_user(USER)) == []
 
 
@@ -265,6 +265,6 @@ def test_import_is_idempotent(memory: TieredMemory, workdir: Path) -> None:
     path = workdir / "a.jsonl"
     n = memory.export_jsonl(USER, path)
     before = records(memory, timestamps=False)
-    assert memory.import_jsonl(path) == n
-    assert memory.import_jsonl(path) == n
+    assert memory.import_jsonl(path, user_id=USER) == n
+    assert memory.import_jsonl(path, user_id=USER) == n
     assert records(memory, timestamps=False) == before

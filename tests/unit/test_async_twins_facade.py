@@ -119,7 +119,7 @@ async def test_aexport_jsonl_writes_the_same_file(memory: TieredMemory, tmp_path
     assert async_path.read_text(encoding="utf-8") == sync_path.read_text(encoding="utf-8")
     # The file imports back (async) into an empty memory as the same records.
     other = memory_on("inmemory", tmp_path)
-    assert await other.aimport_jsonl(async_path) == count
+    assert await other.aimport_jsonl(async_path, user_id="alice") == count
     assert list(other.export_user("alice")) == list(memory.export_user("alice"))
 
 
@@ -134,7 +134,10 @@ async def test_import_into_an_indexed_inmemory_store_with_a_text_twice(
     path = tmp_path / "alice.jsonl"
     count = await src.aexport_jsonl("alice", path)
     dst = memory_on("inmemory", tmp_path)
-    imported = await dst.aimport_jsonl(path) if use_async else dst.import_jsonl(path)
+    if use_async:
+        imported = await dst.aimport_jsonl(path, user_id="alice")
+    else:
+        imported = dst.import_jsonl(path, user_id="alice")
     assert imported == count
     assert list(dst.export_user("alice")) == list(src.export_user("alice"))
     hits = dst.for_user("alice", agent_id="planner").semantic.semantic_search("Lyon", top_k=3)

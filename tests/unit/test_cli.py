@@ -153,7 +153,7 @@ def test_export_import_round_trip(demo: tuple[Path, str], tmp_path: Path) -> Non
     }
     target = tmp_path / "copy"
     files = [str(tmp_path / f"{user}.jsonl") for user in exported]
-    code, out, _ = run("import", "--path", str(target), *files)
+    code, out, _ = run("import", "--path", str(target), "--keep-file-users", *files)
     total = sum(len(keys) for keys in exported.values())
     assert code == 0 and f"Imported {total} records from 3 file(s)" in out
     with TieredMemory.open(target) as memory:
@@ -243,12 +243,37 @@ def test_locked_directory_is_a_one_line_error(demo: tuple[Path, str]) -> None:
 
 
 def test_import_of_a_missing_or_bad_file(tmp_path: Path) -> None:
-    code, _, err = run("import", "--path", str(tmp_path / "m"), str(tmp_path / "none.jsonl"))
+    missing = str(tmp_path / "none.jsonl")
+    code, _, err = run("import", "--path", str(tmp_path / "m"), "--user", "a", missing)
     assert code == 2 and "no such file" in err
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"hello": "world"}\n')
-    code, _, err = run("import", "--path", str(tmp_path / "m"), str(bad))
+    code, _, err = run("import", "--path", str(tmp_path / "m"), "--user", "a", str(bad))
     assert code == 2 and "is not a langchain-tiered-memory export record" in err
+
+
+def test_import_writes_only_to_the_users_named(demo: tuple[Path, str], tmp_path: Path) -> None:
+    alice = tmp_path / "alice.jsonl"
+    assert run("export", "--path", str(demo[0]), "--user", "alice", "--out", str(alice))[0] == 0
+    shouted = tmp_path / "shouted.jsonl"
+    shouted.write_text(alice.read_text().replace('"alice"', '"ALICE"'))
+    target = str(tmp_path / "copy")
+
+    code, _, err = run("import", "--path", target, str(shouted))
+    assert code == 2 and "--user U" in err and "--keep-file-users" in err and err.count("\n") == 1
+    assert not Path(target).exists()  # refused before the directory was made
+    code, _, err = run("import", "--path", target, "--map", "bob=carol", str(shouted))
+    assert code == 2 and "user 'alice'" in err and "nothing was imported" in err
+    assert run("import", "--path", target, "--user", "a", "--keep-file-users", str(alice))[0] == 2
+    assert run("import", "--path", target, "--map", "no-equals-sign", str(alice))[0] == 2
+
+    assert run("import", "--path", target, "--user", "Zoe", str(alice))[0] == 0
+    assert run("import", "--path", target, "--map", "ALICE=carol", str(shouted))[0] == 0
+    assert run("import", "--path", target, "--keep-file-users", str(shouted))[0] == 0
+    with TieredMemory.open(target) as memory:
+        assert memory.users() == ["alice", "carol", "zoe"]
+        sizes = {len(list(memory.export_user(u))) for u in ("alice", "carol", "zoe")}
+        assert sizes == {len(alice.read_text().splitlines())}
 
 
 def test_usage_errors_exit_2_and_help_exits_0() -> None:

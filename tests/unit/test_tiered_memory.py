@@ -150,7 +150,7 @@ def test_export_import_roundtrip_across_engines(tmp_path: Path) -> None:
     assert count == len(path.read_text().splitlines()) > 3
     dst = memory_on("embedded", tmp_path)
     try:
-        assert dst.import_jsonl(path) == count
+        assert dst.import_jsonl(path, user_id="alice") == count
         a = src.for_user("alice").build_memory_context("dinner deploy orders", token_budget=2000)
         b = dst.for_user("alice").build_memory_context("dinner deploy orders", token_budget=2000)
         assert sorted(i.key for i in a.items) == sorted(i.key for i in b.items)
@@ -162,7 +162,7 @@ def test_export_import_roundtrip_across_engines(tmp_path: Path) -> None:
     bad = tmp_path / "bad.jsonl"
     bad.write_text(json.dumps({"format": "other"}) + "\n")
     with pytest.raises(InvalidInputError, match="nothing was imported"):
-        src.import_jsonl(bad)
+        src.import_jsonl(bad, user_id="alice")
 
 
 def test_forget_user_removes_everything(memory: TieredMemory) -> None:

@@ -21,10 +21,11 @@ from dataclasses import dataclass
 from langchain_tiered_memory.errors import InvalidInputError
 from langchain_tiered_memory.types import Namespace
 
-__all__ = ["ROOT_LABEL", "MemoryScope", "id_to_label", "label_to_id", "normalize_id"]
+__all__ = ["NO_AGENT", "ROOT_LABEL", "MemoryScope", "id_to_label", "label_to_id", "normalize_id"]
 
 ROOT_LABEL = "tiered_memory"
-_NO_AGENT = "_"
+NO_AGENT = "_"
+"""The agent label of memories shared by all of a user's agents (``agent_id=None``)."""
 _MAX_ID_LENGTH = 256
 
 
@@ -92,14 +93,14 @@ class MemoryScope:
         object.__setattr__(self, "user_id", normalize_id(self.user_id, what="user_id"))
         if self.agent_id is not None:
             agent = normalize_id(self.agent_id, what="agent_id")
-            if agent == _NO_AGENT:
+            if agent == NO_AGENT:
                 raise InvalidInputError("agent_id '_' is reserved: choose another name")
             object.__setattr__(self, "agent_id", agent)
 
     @property
     def prefix(self) -> Namespace:
         """The namespace prefix that holds everything of this scope."""
-        agent = id_to_label(self.agent_id) if self.agent_id else _NO_AGENT
+        agent = id_to_label(self.agent_id) if self.agent_id else NO_AGENT
         return (ROOT_LABEL, id_to_label(self.user_id), agent)
 
     @property
