@@ -43,6 +43,7 @@ from langchain_tiered_memory.errors import InvalidInputError
 from langchain_tiered_memory.stores.abilities import Restoring
 from langchain_tiered_memory.stores.restore import RestoreOp
 from langchain_tiered_memory.stores.serialized import SerializedStore, unwrap
+from langchain_tiered_memory.text import check_unicode
 from langchain_tiered_memory.tiers.common.scope import (
     NO_AGENT,
     ROOT_LABEL,
@@ -236,18 +237,27 @@ def read_records(path: str | os.PathLike[str], target: ImportTarget) -> list[Res
     Blank lines are skipped.
 
     Raises:
-        InvalidInputError: A line is not an export record, or its user is refused
-            by ``target`` (names the file and line); ``target.user_id`` is given
-            and the file holds records of more than one user. Nothing is returned.
+        InvalidInputError: A line is not an export record, is not UTF-8, holds
+            text that is not valid Unicode, or its user is refused by ``target``
+            (names the file and line); ``target.user_id`` is given and the file
+            holds records of more than one user. Nothing is returned.
     """
     ops: list[RestoreOp] = []
     users: set[str] = set()
-    with open(path, encoding="utf-8") as fh:
-        for n, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
+    with open(path, "rb") as fh:
+        for n, raw in enumerate(fh, 1):
             try:
-                op = parse_record(json.loads(line))
+                line = raw.decode("utf-8")
+                if not line.strip():
+                    continue
+                record = json.loads(line)
+                check_unicode(json.dumps(record, ensure_ascii=False), "the record")
+                op = parse_record(record)
+            except UnicodeDecodeError as exc:
+                raise InvalidInputError(
+                    f"{path}:{n} is not UTF-8 text (byte {exc.start} of the line): export "
+                    "files are UTF-8 JSON Lines; nothing was imported"
+                ) from exc
             except (ValueError, KeyError, TypeError) as exc:
                 raise InvalidInputError(
                     f"{path}:{n} is not a langchain-tiered-memory export record ({exc}); "

@@ -2,6 +2,12 @@
 
 Kept free of any storage or tier logic so every layer can import it.
 
+Naive datetimes: one rule everywhere. A datetime without a time zone that a
+caller passes (an episode's ``created_at``, a tool use's ``timestamp``, a
+conversation turn's ``time``, a fact query's ``as_of``, a strategy's times, a
+clock's "now") is taken to be UTC, by :func:`ensure_aware`; it is never refused
+and never read as local time. Pass an aware datetime to mean another zone.
+
 Example:
     >>> from langchain_tiered_memory.types import validate_namespace
     >>> validate_namespace(("memories", "alice"))
@@ -37,7 +43,14 @@ def utcnow() -> datetime:
 
 
 def ensure_aware(value: datetime) -> datetime:
-    """Return ``value`` as an aware datetime; a naive one is taken to be UTC."""
+    """Return ``value`` as an aware datetime; a naive one is taken to be UTC.
+
+    The library's one rule for naive datetimes (see the module docs).
+
+    Example:
+        >>> ensure_aware(datetime(2025, 1, 1)).isoformat()
+        '2025-01-01T00:00:00+00:00'
+    """
     if value.tzinfo is None or value.tzinfo.utcoffset(value) is None:
         return value.replace(tzinfo=timezone.utc)
     return value

@@ -28,14 +28,17 @@ from langchain_tiered_memory.consolidation.consolidator import (
 from langchain_tiered_memory.consolidation.trash import MemoryTrash
 from langchain_tiered_memory.errors import InvalidInputError
 from langchain_tiered_memory.runtime import MemoryRuntime
-from langchain_tiered_memory.text import word_overlap
+from langchain_tiered_memory.text import cap_query, check_unicode, word_overlap
 from langchain_tiered_memory.tiers.common.scope import MemoryScope
 from langchain_tiered_memory.tiers.episodic.memory import EpisodicMemory
 from langchain_tiered_memory.tiers.episodic.models import Episode
+from langchain_tiered_memory.tiers.episodic.payload import validate_episode
 from langchain_tiered_memory.tiers.procedural.memory import ProceduralMemory
 from langchain_tiered_memory.tiers.procedural.models import ToolUsageRecord
+from langchain_tiered_memory.tiers.procedural.stats import validate_tool_use
 from langchain_tiered_memory.tiers.semantic.memory import SemanticMemory
 from langchain_tiered_memory.tiers.semantic.results import RememberResult
+from langchain_tiered_memory.tiers.semantic.rules import validate_remember
 from langchain_tiered_memory.tiers.turns.memory import ConversationTurns
 from langchain_tiered_memory.writeback.handlers import episode_op, remember_op, tool_use_op
 from langchain_tiered_memory.writeback.ops import WriteReceipt
@@ -111,15 +114,20 @@ class UserMemory:
     def build_memory_context(self, query: str, token_budget: int = 2000) -> MemoryContext:
         """Assemble the memory injection for ``query`` within ``token_budget`` tokens.
 
+        A query longer than :data:`~langchain_tiered_memory.text.MAX_QUERY_CHARS`
+        characters is cut to that length; ``MemoryContext.notes`` says so.
+
         Raises:
-            InvalidInputError: ``query`` is not a string, or is empty or blank.
+            InvalidInputError: ``query`` is not a string, is empty or blank, or is
+                not valid Unicode.
         """
-        return self.assembler.build(_check_query(query, "build_memory_context"), token_budget)
+        checked, note = _check_query(query, "build_memory_context")
+        return _noted(self.assembler.build(checked, token_budget), note)
 
     async def abuild_memory_context(self, query: str, token_budget: int = 2000) -> MemoryContext:
         """Async twin of :meth:`build_memory_context`."""
-        checked = _check_query(query, "abuild_memory_context")
-        return await self.assembler.abuild(checked, token_budget)
+        checked, note = _check_query(query, "abuild_memory_context")
+        return _noted(await self.assembler.abuild(checked, token_budget), note)
 
     # -- convenience writes ---------------------------------------------------------
 
@@ -134,12 +142,20 @@ class UserMemory:
     # -- write-back off the hot path ---------------------------------------------------
 
     def queue_episode(self, episode: Episode) -> WriteReceipt | None:
-        """Record ``episode`` through the durable writer (directly when there is none)."""
+        """Record ``episode`` through the durable writer (directly when there is none).
+
+        The episode is validated as :meth:`EpisodicMemory.record` validates it,
+        before the write is acknowledged.
+
+        Raises:
+            InvalidInputError: The episode is invalid or too large; nothing is queued.
+        """
         writer = self.runtime.writer
         if writer is None:
             self.episodic.record(episode)
             return None
-        return writer.submit(episode_op(self.scope, episode.model_dump(mode="json")))
+        checked = validate_episode(episode, self.runtime.clock())  # refused before the ack
+        return writer.submit(episode_op(self.scope, checked.model_dump(mode="json")))
 
     async def aqueue_episode(self, episode: Episode) -> WriteReceipt | None:
         """Async twin of :meth:`queue_episode`."""
@@ -147,17 +163,24 @@ class UserMemory:
         if writer is None:
             await self.episodic.arecord(episode)
             return None
-        return await writer.asubmit(episode_op(self.scope, episode.model_dump(mode="json")))
+        checked = validate_episode(episode, self.runtime.clock())
+        return await writer.asubmit(episode_op(self.scope, checked.model_dump(mode="json")))
 
     def queue_remember(
         self, text: str, source_episode_id: str | None = None
     ) -> WriteReceipt | None:
-        """Extract and store facts from ``text`` through the durable writer."""
+        """Extract and store facts from ``text`` through the durable writer.
+
+        Raises:
+            InvalidInputError: ``text`` is refused as :meth:`remember` refuses it
+                (blank, not valid Unicode, over ``MAX_TEXT_CHARS``); nothing is queued.
+        """
         writer = self.runtime.writer
         if writer is None:
             self.remember(text, source_episode_id)
             return None
-        return writer.submit(remember_op(self.scope, text, source_episode_id))
+        checked = validate_remember(text, source_episode_id)  # refused before acknowledged
+        return writer.submit(remember_op(self.scope, checked, source_episode_id))
 
     async def aqueue_remember(
         self, text: str, source_episode_id: str | None = None
@@ -167,15 +190,21 @@ class UserMemory:
         if writer is None:
             await self.aremember(text, source_episode_id)
             return None
-        return await writer.asubmit(remember_op(self.scope, text, source_episode_id))
+        checked = validate_remember(text, source_episode_id)
+        return await writer.asubmit(remember_op(self.scope, checked, source_episode_id))
 
     def queue_tool_use(self, record: ToolUsageRecord) -> WriteReceipt | None:
-        """Record a tool use through the durable writer (directly when there is none)."""
+        """Record a tool use through the durable writer (directly when there is none).
+
+        Raises:
+            InvalidInputError: The record is invalid or too large; nothing is queued.
+        """
         writer = self.runtime.writer
         if writer is None:
             self.procedural.record_tool_use(record)
             return None
-        return writer.submit(tool_use_op(self.scope, record.model_dump(mode="json")))
+        checked = validate_tool_use(record)  # refused before it is acknowledged
+        return writer.submit(tool_use_op(self.scope, checked.model_dump(mode="json")))
 
     async def aqueue_tool_use(self, record: ToolUsageRecord) -> WriteReceipt | None:
         """Async twin of :meth:`queue_tool_use`."""
@@ -183,7 +212,8 @@ class UserMemory:
         if writer is None:
             await self.procedural.arecord_tool_use(record)
             return None
-        return await writer.asubmit(tool_use_op(self.scope, record.model_dump(mode="json")))
+        checked = validate_tool_use(record)
+        return await writer.asubmit(tool_use_op(self.scope, checked.model_dump(mode="json")))
 
     # -- consolidation -----------------------------------------------------------------
 
@@ -207,15 +237,19 @@ class UserMemory:
     def search(self, query: str, top_k: int = 5) -> list[MemoryItem]:
         """Memories of every tier related to ``query``, best first (no budget applied).
 
+        Only the first :data:`~langchain_tiered_memory.text.MAX_QUERY_CHARS`
+        characters of ``query`` are used.
+
         Raises:
-            InvalidInputError: ``query`` is empty or blank, or ``top_k`` is not a positive int.
+            InvalidInputError: ``query`` is empty, blank or not valid Unicode, or
+                ``top_k`` is not a positive int.
         """
-        checked = _check_search(query, top_k, "search")
+        checked, _ = _check_search(query, top_k, "search")
         return self._search_items(self.assembler.build(checked, token_budget=100_000), top_k)
 
     async def asearch(self, query: str, top_k: int = 5) -> list[MemoryItem]:
         """Async twin of :meth:`search`."""
-        checked = _check_search(query, top_k, "asearch")
+        checked, _ = _check_search(query, top_k, "asearch")
         ctx = await self.assembler.abuild(checked, token_budget=100_000)
         return self._search_items(ctx, top_k)
 
@@ -272,8 +306,17 @@ def _check_top_k(top_k: int) -> None:
         raise InvalidInputError(f"top_k must be a positive int, got {top_k!r}")
 
 
-def _check_query(query: Any, method: str) -> str:
-    """A query must be non-blank text: an empty one would only produce retrieval errors."""
+def _noted(ctx: MemoryContext, note: str | None) -> MemoryContext:
+    if note is not None:
+        ctx.notes.append(note)
+    return ctx
+
+
+def _check_query(query: Any, method: str) -> tuple[str, str | None]:
+    """A query must be non-blank, valid Unicode text; it is cut to ``MAX_QUERY_CHARS``.
+
+    Returns the query to use and a note when it was cut.
+    """
     if not isinstance(query, str):
         raise InvalidInputError(
             f"{method} needs the query as a string, got {type(query).__name__}: pass the "
@@ -284,9 +327,9 @@ def _check_query(query: Any, method: str) -> str:
             f"{method} needs a non-empty query, got {query!r}: pass the user's message or the "
             "question to find memories for (skip memory retrieval when there is none)"
         )
-    return query
+    return cap_query(check_unicode(query, f"the query of {method}"))
 
 
-def _check_search(query: Any, top_k: int, method: str) -> str:
+def _check_search(query: Any, top_k: int, method: str) -> tuple[str, str | None]:
     _check_top_k(top_k)
     return _check_query(query, method)

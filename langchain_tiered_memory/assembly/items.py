@@ -82,6 +82,8 @@ class MemoryContext:
         section_tokens: Tokens spent per section (frame included).
         errors: Tiers that failed during retrieval, with the error text; the
             context was built from the others.
+        notes: What the caller should know about how the context was built,
+            e.g. that the query was cut to ``MAX_QUERY_CHARS`` characters.
     """
 
     text: str
@@ -91,6 +93,7 @@ class MemoryContext:
     dropped: list[DroppedItem] = field(default_factory=list)
     section_tokens: dict[str, int] = field(default_factory=dict)
     errors: dict[str, str] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
 
     def __str__(self) -> str:
         return self.text

@@ -34,6 +34,8 @@ from datetime import datetime
 from typing import Any, Literal, TypeAlias
 
 from langchain_tiered_memory.errors import ConfigurationError, InvalidInputError
+from langchain_tiered_memory.stores.payload import normalize_value
+from langchain_tiered_memory.text import check_unicode
 from langchain_tiered_memory.types import JSONValue, Namespace, validate_namespace
 
 __all__ = [
@@ -115,8 +117,9 @@ class WriteOp:
 
     Build built-in writes with :meth:`put` and :meth:`delete`; build a named
     operation with ``WriteOp("semantic.store_fact", {...})``. The payload is
-    checked and frozen to canonical JSON on construction, so an invalid write
-    fails here, before anything is stored.
+    checked (JSON, valid Unicode; a put's value as ``store.put`` checks it) and
+    frozen to canonical JSON on construction, so an invalid write fails here,
+    before it is acknowledged or stored.
 
     Args:
         name: Operation name; ``"store.put"``/``"store.delete"`` or a registered handler's.
@@ -152,7 +155,11 @@ class WriteOp:
             object.__setattr__(self, "namespace", validate_namespace(self.namespace))
         if self.name in BUILTIN_OPS:
             _validate_builtin(self.name, self.payload)
-        payload_json = canonical_json(dict(self.payload))
+        payload_json = check_unicode(
+            canonical_json(dict(self.payload)), f"the payload of {self.name!r} (as JSON)"
+        )
+        if self.name == PUT:  # what store.put would refuse is refused before the ack
+            normalize_value(self.payload["value"])
         object.__setattr__(self, "payload_json", payload_json)
         derived = self.key is None
         if derived:

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import tempfile
+import unicodedata
 import zlib
 from pathlib import Path
 from typing import Any
@@ -96,3 +98,68 @@ def scan_store(store: BaseStore) -> list[Any]:
                 break
             offset += 500
     return items
+
+
+_FRAME_OPEN = re.compile(r'^<memory-([0-9a-f]{12}) section="([a-z]+)">$')
+_CONTROL_TOKEN = re.compile(r"\[/?[A-Z][A-Z0-9_]*\]")
+
+
+def assert_memory_line(line: str) -> None:
+    """A rendered memory line: one line, ``- `` first, nothing that reads as a delimiter.
+
+    No angle bracket, even after Unicode normalisation (which turns full-width
+    and small look-alikes back into ``<`` and ``>``); no invisible or
+    bidirectional format character; no square-bracket chat-template token.
+    """
+    assert line.startswith("- "), f"not a memory line: {line!r}"
+    assert len(line.splitlines()) == 1 and "\n" not in line, f"line break in {line!r}"
+    for form in ("NFKC", "NFKD"):
+        normal = unicodedata.normalize(form, line)
+        assert "<" not in normal and ">" not in normal, f"angle bracket in {line!r}"
+        assert len(normal.splitlines()) == 1, f"line break after {form} in {line!r}"
+    assert not [c for c in line if unicodedata.category(c) in ("Cf", "Cc", "Cs")], repr(line)
+    assert not _CONTROL_TOKEN.search(line), f"chat-template token in {line!r}"
+
+
+def assert_framed(text: str, attack_texts: list[str]) -> int:
+    """Check the frame grammar of memory shown to a model; return the number of memory lines.
+
+    Outside the frames only the preamble and blank lines; inside a frame, the
+    title line and memory lines (:func:`assert_memory_line`); every frame closed
+    with the one nonce of the text; the nonce appears in no attack text.
+    """
+    from langchain_tiered_memory.assembly.framing import PREAMBLE, SECTION_TITLES
+
+    if not text:
+        return 0
+    lines = text.split("\n")
+    assert lines[0] == PREAMBLE
+    assert text.splitlines() == lines, "a line separator other than \\n leaked into the text"
+    nonce = None
+    section = None
+    expect_title = False
+    memory_lines = 0
+    for line in lines[1:]:
+        if section is None:
+            if line == "":
+                continue
+            opened = _FRAME_OPEN.match(line)
+            assert opened, f"line outside any frame: {line!r}"
+            nonce = nonce or opened.group(1)
+            assert opened.group(1) == nonce, "frames of one text share one nonce"
+            section = opened.group(2)
+            expect_title = True
+            continue
+        if expect_title:
+            assert line == SECTION_TITLES[section], line
+            expect_title = False
+            continue
+        if line == f"</memory-{nonce}>":
+            section = None
+            continue
+        assert_memory_line(line)
+        memory_lines += 1
+    assert section is None, "a frame was left open"
+    for attack in attack_texts:  # the nonce is not predictable from the attack text
+        assert f"</memory-{nonce}>" not in attack
+    return memory_lines

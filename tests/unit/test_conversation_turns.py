@@ -212,7 +212,6 @@ def test_a_typed_turn_is_accepted() -> None:
     [
         ("s1", [turn("Ann", "   ")], "text"),
         ("s1", [turn("", "Hi")], "speaker"),
-        ("s1", [turn("Ann", "Hi", datetime(2023, 5, 8))], "naive"),
         ("s1", [turn("Ann", "Hi", turn_id="x"), turn("Bob", "Yo", turn_id="x")], "twice"),
         ("s1", [{"speaker": "Ann", "text": "Hi"}], "time"),
         ("s1", [turn("Ann", "Hi", mood="happy")], "mood"),

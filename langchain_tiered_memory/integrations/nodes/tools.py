@@ -39,6 +39,7 @@ from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from langgraph.prebuilt import ToolNode
 from langgraph.prebuilt.tool_node import ToolCallRequest
 
+from langchain_tiered_memory.assembly.framing import frame_memories
 from langchain_tiered_memory.assembly.items import MemoryItem
 from langchain_tiered_memory.integrations.nodes.state import resolve_user, runtime_context
 
@@ -69,17 +70,22 @@ _MAX_INPUT_CHARS = 2000
 
 
 def format_search_results(items: list[MemoryItem]) -> str:
-    """Search hits as lines the model can read (``- [section] text``)."""
+    """Search hits framed as data, best first: one ``- [section] text`` line each.
+
+    The same framing as the assembled context
+    (:func:`~langchain_tiered_memory.assembly.framing.frame_memories`): a memory's
+    text cannot start a line of its own, close its frame or pass for a role.
+    """
     if not items:
         return "No memories match."
-    return "\n".join(f"- [{item.section}] {item.text}" for item in items)
+    return frame_memories([("search", [f"[{item.section}] {item.text}" for item in items])])
 
 
 def _format_forgotten(result: ForgetResult) -> str:
     if not result:
         return "Nothing in memory matched closely enough; nothing was forgotten."
-    lines = "\n".join(f"- {item.text}" for item in result.forgotten)
-    return f"Forgot (restorable from the trash):\n{lines}"
+    framed = frame_memories([("forgotten", [item.text for item in result.forgotten])])
+    return f"Forgot (restorable from the trash):\n\n{framed}"
 
 
 def _check_text(value: str, what: str) -> str:

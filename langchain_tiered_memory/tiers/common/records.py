@@ -21,6 +21,7 @@ Example:
 
 from __future__ import annotations
 
+import json
 from collections.abc import Awaitable, Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -30,6 +31,8 @@ from langgraph.store.base import BaseStore, Op, Result, SearchItem, SearchOp
 from pydantic import BaseModel, ValidationError
 
 from langchain_tiered_memory.errors import InvalidInputError
+from langchain_tiered_memory.stores.payload import MAX_VALUE_BYTES
+from langchain_tiered_memory.text import check_unicode
 from langchain_tiered_memory.types import Namespace, ensure_aware
 
 __all__ = [
@@ -38,6 +41,7 @@ __all__ = [
     "Plan",
     "StoreOps",
     "arun_plan",
+    "check_stored_size",
     "from_epoch",
     "paginate",
     "run_plan",
@@ -177,6 +181,37 @@ def _given(value: object, name: str) -> bool:
     return True
 
 
+def _check_strings(value: Any, where: str) -> None:
+    """Raise for the first string in ``value`` that is not valid Unicode, naming its field."""
+    if isinstance(value, str):
+        check_unicode(value, where)
+    elif isinstance(value, Mapping):
+        for key, child in value.items():
+            _check_strings(child, f"{where}.{key}")
+    elif isinstance(value, (list, tuple)):
+        for i, child in enumerate(value):
+            _check_strings(child, f"{where}[{i}]")
+
+
+def check_stored_size(value: Mapping[str, Any], what: str) -> None:
+    """Refuse a record whose stored JSON would exceed one record's limit.
+
+    The limit is :data:`~langchain_tiered_memory.stores.payload.MAX_VALUE_BYTES`,
+    the largest value the Qdrant stores accept; the tiers apply it on every store,
+    to direct and queued writes alike, before anything is stored or acknowledged.
+
+    Raises:
+        InvalidInputError: The record is too large.
+    """
+    size = len(json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str).encode())
+    if size > MAX_VALUE_BYTES:
+        raise InvalidInputError(
+            f"{what} is {size:,} bytes as stored JSON, over the {MAX_VALUE_BYTES:,}-byte limit "
+            "of one record, nothing was stored: keep large content (documents, tool output) "
+            "elsewhere and store a reference or summary"
+        )
+
+
 def validate_model(
     cls: type[M],
     value: M | Mapping[str, Any],
@@ -195,15 +230,18 @@ def validate_model(
             tiers pass ``{"created_at": <their clock's now>}``.
 
     Raises:
-        InvalidInputError: A field is invalid (the message lists which and why);
-            the caller has stored nothing yet.
+        InvalidInputError: A field is invalid (the message lists which and why),
+            or a text in it is not valid Unicode; the caller has stored nothing yet.
     """
     try:
         data = value.model_dump() if isinstance(value, BaseModel) else dict(value)
         for name, default in (unset or {}).items():
             if not _given(value, name):
                 data[name] = default
+        _check_strings(data, what)
         return cls.model_validate(data)
+    except InvalidInputError as exc:
+        raise InvalidInputError(f"invalid {what}, nothing was stored: {exc}") from None
     except ValidationError as exc:
         problems = "; ".join(
             f"{'.'.join(str(p) for p in err['loc']) or what}: {err['msg']}" for err in exc.errors()

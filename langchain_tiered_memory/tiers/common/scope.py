@@ -19,6 +19,7 @@ import unicodedata
 from dataclasses import dataclass
 
 from langchain_tiered_memory.errors import InvalidInputError
+from langchain_tiered_memory.text import check_unicode
 from langchain_tiered_memory.types import Namespace
 
 __all__ = ["NO_AGENT", "ROOT_LABEL", "MemoryScope", "id_to_label", "label_to_id", "normalize_id"]
@@ -43,12 +44,14 @@ def normalize_id(value: str, *, what: str = "id") -> str:
 
     Raises:
         InvalidInputError: Not a string, empty after stripping, too long, reserved
-            (``"*"`` is LangGraph's namespace wildcard), or containing control characters.
+            (``"*"`` is LangGraph's namespace wildcard), containing control characters,
+            or not valid Unicode (a lone surrogate).
     """
     if not isinstance(value, str):
         raise InvalidInputError(f"{what} must be a string, got {type(value).__name__} {value!r}")
     if any((ord(ch) < 32 and ch not in _FOLDED_WHITESPACE) or 127 <= ord(ch) < 160 for ch in value):
         raise InvalidInputError(f"{what} {value!r} contains control characters: remove them")
+    check_unicode(value, what)
     cleaned = " ".join(unicodedata.normalize("NFC", value).split()).lower()
     if not cleaned:
         raise InvalidInputError(f"{what} is empty: pass a non-empty string such as 'alice'")

@@ -33,7 +33,11 @@ from datetime import datetime
 from typing import Any, Literal
 
 from langchain_tiered_memory.errors import InvalidInputError
-from langchain_tiered_memory.tiers.common.records import to_epoch, validate_model
+from langchain_tiered_memory.tiers.common.records import (
+    check_stored_size,
+    to_epoch,
+    validate_model,
+)
 from langchain_tiered_memory.tiers.common.scope import MemoryScope
 from langchain_tiered_memory.tiers.episodic.models import Episode, Outcome, normalize_tags
 from langchain_tiered_memory.types import Namespace
@@ -100,11 +104,15 @@ def validate_episode(episode: Episode | dict[str, Any], now: datetime | None = N
             did not set gets it (instead of the wall-clock default of the model).
 
     Raises:
-        InvalidInputError: A field is invalid; the message lists which and why.
+        InvalidInputError: A field is invalid (the message lists which and why), a
+            text is not valid Unicode, or the stored episode would be over the
+            one-record limit. Direct and queued recording both check here first.
     """
-    return validate_model(
+    ep = validate_model(
         Episode, episode, "episode", unset=None if now is None else {"created_at": now}
     )
+    check_stored_size(episode_to_value(ep), "episode")
+    return ep
 
 
 def episode_to_value(episode: Episode) -> dict[str, Any]:

@@ -72,6 +72,7 @@ from langchain_tiered_memory.tiers.procedural.stats import (
     strategy_key,
     strategy_value,
     tool_event_value,
+    validate_tool_use,
 )
 
 __all__ = ["ProceduralConfig", "ProceduralMemory"]
@@ -245,7 +246,7 @@ class ProceduralMemory:
     # ------------------------------------------------------------------ plans: tools
 
     def _record_tool_plan(self, record: ToolUsageRecord | dict[str, Any]) -> Plan[ToolUsageRecord]:
-        rec = validate_model(ToolUsageRecord, record, "tool usage record")
+        rec = validate_tool_use(record)
         put = PutOp(self.tools_namespace, rec.record_id, tool_event_value(rec), index=False)
         yield StoreOps((put,))
         return rec

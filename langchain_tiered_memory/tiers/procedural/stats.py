@@ -28,7 +28,12 @@ from datetime import datetime
 from typing import Any
 
 from langchain_tiered_memory.tiers.common.event_fold import CompactEvent, EventKind
-from langchain_tiered_memory.tiers.common.records import from_epoch, to_epoch
+from langchain_tiered_memory.tiers.common.records import (
+    check_stored_size,
+    from_epoch,
+    to_epoch,
+    validate_model,
+)
 from langchain_tiered_memory.tiers.procedural.models import (
     ErrorPattern,
     Strategy,
@@ -48,6 +53,7 @@ __all__ = [
     "strategy_key",
     "strategy_value",
     "tool_event_value",
+    "validate_tool_use",
 ]
 
 _MAX_VALUE_CHARS = 80
@@ -69,6 +75,18 @@ def tool_event_value(record: ToolUsageRecord) -> dict[str, Any]:
         "timestamp": record.timestamp.isoformat(),
         "ts": to_epoch(record.timestamp),
     }
+
+
+def validate_tool_use(record: ToolUsageRecord | dict[str, Any]) -> ToolUsageRecord:
+    """A validated copy of a tool use; direct and queued recording both check here first.
+
+    Raises:
+        InvalidInputError: A field is invalid, a text is not valid Unicode, or
+            the stored record would be over the one-record limit.
+    """
+    rec = validate_model(ToolUsageRecord, record, "tool usage record")
+    check_stored_size(tool_event_value(rec), "tool usage record")
+    return rec
 
 
 def _param_text(value: Any) -> str:

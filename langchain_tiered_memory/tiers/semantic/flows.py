@@ -25,6 +25,7 @@ from typing import Any, TypeAlias, TypeVar
 from langgraph.store.base import GetOp, Item, Op, PutOp, SearchOp
 
 from langchain_tiered_memory.errors import InvalidInputError
+from langchain_tiered_memory.text import cap_query, check_text
 from langchain_tiered_memory.tiers.common.scope import MemoryScope, normalize_id
 from langchain_tiered_memory.tiers.semantic.consistency import Judgement
 from langchain_tiered_memory.tiers.semantic.extraction import ExtractionResult, resolve_entity_id
@@ -46,6 +47,7 @@ from langchain_tiered_memory.tiers.semantic.results import (
 from langchain_tiered_memory.tiers.semantic.rules import (
     as_candidate,
     build_entity_context,
+    end_extra_current,
     entity_value,
     make_draft,
     merge_search_hits,
@@ -58,7 +60,7 @@ from langchain_tiered_memory.tiers.semantic.rules import (
     supersede,
 )
 
-__all__ = ["ExtractCall", "Flow", "FlowContext", "JudgeCall", "StoreCall"]
+__all__ = ["ExtractCall", "Flow", "FlowContext", "JudgeCall", "SlotCall", "StoreCall"]
 
 T = TypeVar("T")
 
@@ -86,7 +88,22 @@ class ExtractCall:
     known: tuple[Entity, ...]
 
 
-Request: TypeAlias = StoreCall | JudgeCall | ExtractCall
+@dataclass(frozen=True)
+class SlotCall:
+    """Take (``hold``) or release the lock of one fact slot; the answer is ``None``.
+
+    A flow holds at most one slot lock at a time, from reading the slot to
+    writing its decision (see :mod:`.slot_lock`); the driver releases a lock
+    still held when the flow ends or fails.
+    """
+
+    namespace: tuple[str, ...]
+    entity_id: str
+    slot_key: str
+    hold: bool
+
+
+Request: TypeAlias = StoreCall | JudgeCall | ExtractCall | SlotCall
 Flow: TypeAlias = Generator[Request, Any, T]
 
 
@@ -232,9 +249,11 @@ def entity_context(ctx: FlowContext, entity_id: str, max_facts: int) -> Flow[Ent
 def search(
     ctx: FlowContext, query: str, entity_type: str | None, top_k: int
 ) -> Flow[list[SemanticSearchHit]]:
-    """Current facts and entities ranked by relevance to ``query``."""
-    if not isinstance(query, str) or not query.strip():
-        raise InvalidInputError("query is empty: pass the text to search for")
+    """Current facts and entities ranked by relevance to ``query``.
+
+    Only the first :data:`~langchain_tiered_memory.text.MAX_QUERY_CHARS` characters are used.
+    """
+    query, _ = cap_query(check_text(query, "query"))
     if top_k < 1:
         raise InvalidInputError(f"top_k={top_k} must be at least 1")
     fact_filter: dict[str, Any] = {"status": "current"}
@@ -351,6 +370,16 @@ class _Decision:
     previous: Fact | None = None
     writes: list[Fact] = field(default_factory=list)
     judgement: Judgement | None = None
+    held: SlotCall | None = None
+    """The slot lock taken for a slotted fact judged against an unslotted draft."""
+
+
+def _hold(ctx: FlowContext, entity_id: str, slot_key: str) -> SlotCall:
+    return SlotCall(ctx.facts_ns, entity_id, slot_key, hold=True)
+
+
+def _release(held: SlotCall) -> SlotCall:
+    return SlotCall(held.namespace, held.entity_id, held.slot_key, hold=False)
 
 
 def _contradiction(
@@ -382,10 +411,20 @@ def _decide_in_slot(ctx: FlowContext, draft: Fact, confirmed: set[str]) -> Flow[
     filt = {"entity_id": draft.entity_id, "slot_key": draft.slot_key}
     facts: list[Fact] = parse_records((yield from scan(ctx, ctx.facts_ns, filt)), Fact)
     current = sorted((f for f in facts if f.is_current), key=lambda f: f.valid_from or ctx.now)
+    existing = current[-1] if current else None
+    ended = end_extra_current(current)
+    decision = yield from _decide_against(ctx, draft, confirmed, existing, facts)
+    if decision is not None and ended:
+        decision.writes = [*ended, *decision.writes]
+    return decision
+
+
+def _decide_against(
+    ctx: FlowContext, draft: Fact, confirmed: set[str], existing: Fact | None, facts: list[Fact]
+) -> Flow[_Decision | None]:
     candidates = sorted(
         (f for f in facts if f.status == "candidate"), key=lambda f: f.last_confirmed, reverse=True
     )
-    existing = current[-1] if current else None
     judgement: Judgement | None = None
     if existing is not None:
         judgement = yield JudgeCall(existing, draft)
@@ -424,17 +463,35 @@ def _decide_by_similarity(ctx: FlowContext, draft: Fact, confirmed: set[str]) ->
     items = (yield StoreCall((op,)))[0]
     near = select_near_duplicates(items, ctx.config.duplicate_min_score)
     judged = 0
-    for existing in near:
+    for found in near:
         if judged >= ctx.config.max_judged:
             break
-        if existing.slot_key is not None and draft.slot_key is not None:
+        if found.slot_key is not None and draft.slot_key is not None:
             continue  # different slots (same slots were handled by the slot rule)
+        held = None
+        existing: Fact | None = found
+        if found.slot_key is not None:
+            # A decision about a slotted fact is the slot's: lock it, read it again.
+            held = _hold(ctx, found.entity_id, found.slot_key)
+            yield held
+            existing = yield from get_fact(ctx, found.fact_id)
+        if existing is None or not existing.is_current:
+            if held is not None:
+                yield _release(held)
+            continue
         judged += 1
         judgement: Judgement = yield JudgeCall(existing, draft)
+        decision = None
         if judgement.relation == "same":
-            return _reinforced(ctx, existing, draft, judgement, existing.fact_id not in confirmed)
-        if judgement.relation == "contradicts":
-            return _contradiction(ctx, existing, draft, judgement)
+            bump = existing.fact_id not in confirmed
+            decision = _reinforced(ctx, existing, draft, judgement, bump)
+        elif judgement.relation == "contradicts":
+            decision = _contradiction(ctx, existing, draft, judgement)
+        if decision is not None:
+            decision.held = held
+            return decision
+        if held is not None:
+            yield _release(held)
     return _Decision("new", draft, None, [draft])
 
 
@@ -476,11 +533,18 @@ def store_fact(
         draft = draft.model_copy(update={"entity_type": entity.entity_type})
     seen = confirmed if confirmed is not None else set()
     decision = None
+    held = None
     if draft.slot_key is not None:
+        # Read, decide and write the slot under its lock: one current value per slot.
+        held = _hold(ctx, draft.entity_id, draft.slot_key)
+        yield held
         decision = yield from _decide_in_slot(ctx, draft, seen)
     if decision is None:
         decision = yield from _decide_by_similarity(ctx, draft, seen)
     yield StoreCall((*entity_writes, *(ctx.put_fact(f) for f in decision.writes)))
+    held = held or decision.held
+    if held is not None:
+        yield _release(held)
     seen.add(decision.fact.fact_id)
     judgement = decision.judgement
     return FactWriteResult(
@@ -510,16 +574,23 @@ def pin_fact(ctx: FlowContext, fact_id: str, pinned: bool) -> Flow[Fact]:
     if not isinstance(pinned, bool):
         raise InvalidInputError(f"pinned is {pinned!r}: pass True to pin or False to unpin")
     existing = yield from get_fact(ctx, fact_id)
+    held = None
+    if existing is not None and existing.slot_key is not None:
+        # Rewriting a slotted fact must not undo a supersession made meanwhile.
+        held = _hold(ctx, existing.entity_id, existing.slot_key)
+        yield held
+        existing = yield from get_fact(ctx, fact_id)
     if existing is None:
         raise InvalidInputError(
             f"no fact with id {fact_id!r} in this scope: pass a fact_id from store_fact(), "
             "get_facts() or semantic_search() of the same user"
         )
-    if existing.pinned == pinned:
-        return existing
-    updated = existing.model_copy(update={"pinned": pinned})
-    yield StoreCall((ctx.put_fact(updated),))
-    return updated
+    if existing.pinned != pinned:
+        existing = existing.model_copy(update={"pinned": pinned})
+        yield StoreCall((ctx.put_fact(existing),))
+    if held is not None:
+        yield _release(held)
+    return existing
 
 
 def _store_extraction(

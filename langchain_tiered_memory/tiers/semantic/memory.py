@@ -7,7 +7,13 @@ contents and entity names are embedded through the store's index, so
 near-duplicates are found with one filtered store search per write.
 
 Every method has an async twin (``store_fact`` / ``astore_fact``). Both run the
-same plan from :mod:`.semantic_flows`; only the driver differs.
+same plan from :mod:`.flows`; only the driver differs.
+
+A single-valued slot (``lives_in``) keeps one current fact however its writes
+interleave: each write reads, decides and writes the slot under a process-wide
+lock of that slot (:mod:`.slot_lock`), which threads wait for and asyncio tasks
+await without blocking the event loop. A second process cannot open the same
+embedded store (``StoreLockedError``).
 
 Retrievals (``semantic_search``, ``retrieve_entity_context``) count one access
 per returned fact, buffered in memory and written later as append-only events
@@ -44,7 +50,8 @@ from typing import Any, TypeVar, cast
 from langchain_core.language_models import BaseChatModel
 from langgraph.store.base import BaseStore
 
-from langchain_tiered_memory.errors import ConfigurationError, InvalidInputError
+from langchain_tiered_memory.errors import ConfigurationError
+from langchain_tiered_memory.stores.serialized import unwrap
 from langchain_tiered_memory.tiers.common.args import tier_args
 from langchain_tiered_memory.tiers.common.event_log import CompactionResult
 from langchain_tiered_memory.tiers.common.records import Plan, arun_plan, run_plan
@@ -73,18 +80,14 @@ from langchain_tiered_memory.tiers.semantic.results import (
     RememberResult,
     SemanticSearchHit,
 )
+from langchain_tiered_memory.tiers.semantic.rules import validate_remember
+from langchain_tiered_memory.tiers.semantic.slot_lock import SlotLock, slot_lock
 from langchain_tiered_memory.types import ensure_aware
 
 __all__ = ["SemanticMemory"]
 
 T = TypeVar("T")
 U = TypeVar("U")
-
-
-def _check_text(text: str) -> str:
-    if not isinstance(text, str) or not text.strip():
-        raise InvalidInputError(f"text is empty ({text!r}): pass what the user said")
-    return text
 
 
 class SemanticMemory:
@@ -162,33 +165,64 @@ class SemanticMemory:
     def _ctx(self) -> flows.FlowContext:
         return flows.FlowContext(self.scope, self.config, ensure_aware(self.clock()))
 
+    def _slot_lock(self, request: flows.SlotCall) -> SlotLock:
+        return slot_lock(unwrap(self.store), request.namespace, request.entity_id, request.slot_key)
+
     def _run(self, flow: flows.Flow[T]) -> T:
         answer: Any = None
-        while True:
-            try:
-                request = flow.send(answer)
-            except StopIteration as done:
-                return cast(T, done.value)
-            if isinstance(request, flows.StoreCall):
-                answer = self.store.batch(request.ops)
-            elif isinstance(request, flows.JudgeCall):
-                answer = self.judge.judge(request.existing, request.new)
-            else:
-                answer = self._extractor().extract(request.text, request.known)
+        held: SlotLock | None = None
+        try:
+            while True:
+                try:
+                    request = flow.send(answer)
+                except StopIteration as done:
+                    return cast(T, done.value)
+                answer = None
+                if isinstance(request, flows.StoreCall):
+                    answer = self.store.batch(request.ops)
+                elif isinstance(request, flows.JudgeCall):
+                    answer = self.judge.judge(request.existing, request.new)
+                elif isinstance(request, flows.SlotCall):
+                    lock = self._slot_lock(request)
+                    if request.hold:
+                        lock.acquire()
+                        held = lock
+                    else:
+                        held = None
+                        lock.release()
+                else:
+                    answer = self._extractor().extract(request.text, request.known)
+        finally:
+            if held is not None:
+                held.release()
 
     async def _arun(self, flow: flows.Flow[T]) -> T:
         answer: Any = None
-        while True:
-            try:
-                request = flow.send(answer)
-            except StopIteration as done:
-                return cast(T, done.value)
-            if isinstance(request, flows.StoreCall):
-                answer = await self.store.abatch(request.ops)
-            elif isinstance(request, flows.JudgeCall):
-                answer = await self.judge.ajudge(request.existing, request.new)
-            else:
-                answer = await self._extractor().aextract(request.text, request.known)
+        held: SlotLock | None = None
+        try:
+            while True:
+                try:
+                    request = flow.send(answer)
+                except StopIteration as done:
+                    return cast(T, done.value)
+                answer = None
+                if isinstance(request, flows.StoreCall):
+                    answer = await self.store.abatch(request.ops)
+                elif isinstance(request, flows.JudgeCall):
+                    answer = await self.judge.ajudge(request.existing, request.new)
+                elif isinstance(request, flows.SlotCall):
+                    lock = self._slot_lock(request)
+                    if request.hold:
+                        await lock.aacquire()
+                        held = lock
+                    else:
+                        held = None
+                        lock.release()
+                else:
+                    answer = await self._extractor().aextract(request.text, request.known)
+        finally:
+            if held is not None:
+                held.release()
 
     def _then(self, flow: flows.Flow[T], after: Callable[[T], Plan[U]]) -> U:
         """Run ``flow``, then the plan ``after`` builds from its result."""
@@ -242,7 +276,7 @@ class SemanticMemory:
     def _remember_flow(
         self, text: str, source_episode_id: str | None, subject_id: str | None
     ) -> flows.Flow[RememberResult]:
-        checked = _check_text(text)
+        checked = validate_remember(text, source_episode_id)
         return flows.remember_from_text(
             self._ctx(),
             checked,
@@ -547,7 +581,8 @@ class SemanticMemory:
             subject_id: The speaker's entity id (default: the scope's user id).
 
         Raises:
-            InvalidInputError: ``text`` is empty.
+            InvalidInputError: ``text`` is empty, not valid Unicode or longer than
+                :data:`~langchain_tiered_memory.text.MAX_TEXT_CHARS` (nothing is stored).
         """
         return self._record(self._run(self._remember_flow(text, source_episode_id, subject_id)))
 

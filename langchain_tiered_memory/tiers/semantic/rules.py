@@ -23,6 +23,10 @@ The update rule (what ``store_fact`` does with a new statement):
 * **new**: nothing related; stored as a new current fact. Facts without a slot
   are only ever compared by the judge, so similar wording about different
   things keeps both facts.
+* **one current value per slot**: a slot's writes are serialised (read,
+  decide and write under the slot's lock, :mod:`.slot_lock`); should a slot
+  still hold several current facts (writers of several processes on one
+  Qdrant server), the next write to it keeps the newest and ends the others.
 
 Example:
     >>> from datetime import datetime, timezone
@@ -46,6 +50,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from langchain_tiered_memory.errors import InvalidInputError
+from langchain_tiered_memory.text import MAX_TEXT_CHARS, check_text, check_unicode, sanitize_line
 from langchain_tiered_memory.tiers.common.scope import normalize_id
 from langchain_tiered_memory.tiers.semantic.models import (
     Entity,
@@ -66,6 +71,7 @@ from langchain_tiered_memory.tiers.semantic.results import (
 __all__ = [
     "as_candidate",
     "build_entity_context",
+    "end_extra_current",
     "entity_value",
     "format_entity_context",
     "make_draft",
@@ -78,11 +84,26 @@ __all__ = [
     "select_near_duplicates",
     "should_supersede",
     "supersede",
+    "validate_remember",
 ]
 
 logger = logging.getLogger(__name__)
 
 _SOURCES: tuple[FactSource, ...] = ("heuristic", "llm", "manual")
+
+
+def validate_remember(text: object, source_episode_id: object = None) -> str:
+    """The text of a ``remember`` request, checked at the door (direct and queued alike).
+
+    Raises:
+        InvalidInputError: ``text`` is not a string, blank, not valid Unicode or
+            longer than :data:`~langchain_tiered_memory.text.MAX_TEXT_CHARS`; or
+            ``source_episode_id`` is not ``None`` nor a non-blank string.
+    """
+    checked = check_text(text, "text to remember", max_chars=MAX_TEXT_CHARS)
+    if source_episode_id is not None:
+        check_text(source_episode_id, "source_episode_id")
+    return checked
 
 
 def make_draft(
@@ -109,10 +130,13 @@ def make_draft(
         raise InvalidInputError(
             f"fact content is empty ({content!r}): pass a statement such as 'Allergic to shellfish'"
         )
+    check_unicode(content, "fact content")
     conf = check_confidence(confidence)
     attr = normalize_attribute(attribute) if attribute is not None else None
     if value is not None and not isinstance(value, str):
         raise InvalidInputError(f"value must be a string, got {type(value).__name__} {value!r}")
+    if value is not None:
+        check_unicode(value, "fact value")
     val = " ".join(value.split()) if value else None
     if val and attr is None:
         raise InvalidInputError(
@@ -194,6 +218,23 @@ def supersede(old: Fact, new: Fact, now: datetime) -> tuple[Fact, Fact]:
     return ended, _updated(new, **changes)
 
 
+def end_extra_current(current: Sequence[Fact]) -> list[Fact]:
+    """End all but the last of a slot's current facts (oldest first), as the last replaced them.
+
+    A slot has one current fact; several are left only by writers that were not
+    serialised with each other (several processes on one Qdrant server). The next
+    write to the slot keeps the newest and ends the others from the time it began.
+    """
+    if len(current) < 2:
+        return []
+    newest = current[-1]
+    until = newest.valid_from or newest.first_observed
+    return [
+        _updated(f, status="superseded", valid_to=until, superseded_by=newest.fact_id)
+        for f in current[:-1]
+    ]
+
+
 def promote(candidate: Fact, old: Fact | None, now: datetime) -> tuple[Fact | None, Fact]:
     """Make a candidate current, ending ``old`` if there is one."""
     if old is None:
@@ -271,16 +312,23 @@ def select_context_facts(
 def format_entity_context(
     entity: Entity, facts: Sequence[Fact], relations: Sequence[RelatedEntity]
 ) -> str:
-    """The seed's entity context text: entity line, known facts, relationships."""
-    lines = [f"Entity: {entity.name} ({entity.entity_type})"]
+    """The entity context text: entity line, known facts, relationships.
+
+    Every remembered text is folded onto its line by
+    :func:`~langchain_tiered_memory.text.sanitize_line`, so a fact cannot add a
+    line of its own (a fake header or role line) to what a model reads.
+    """
+    lines = [f"Entity: {sanitize_line(entity.name)} ({entity.entity_type})"]
     if facts:
         lines.append("Known facts:")
-        lines.extend(f"- {f.content}" for f in facts)
+        lines.extend(f"- {sanitize_line(f.content)}" for f in facts)
     if relations:
         lines.append("Relationships:")
         for rel in relations:
-            desc = f" ({rel.relation.description})" if rel.relation.description else ""
-            lines.append(f"- {rel.relation.relation_type}: {rel.target.name}{desc}")
+            desc = rel.relation.description
+            desc = f" ({sanitize_line(desc)})" if desc else ""
+            target = sanitize_line(rel.target.name)
+            lines.append(f"- {rel.relation.relation_type}: {target}{desc}")
     return "\n".join(lines)
 
 

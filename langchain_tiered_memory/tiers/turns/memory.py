@@ -335,9 +335,9 @@ class ConversationTurns:
             The turns' ids and how many stored turns were written.
 
         Raises:
-            InvalidInputError: A session id or turn is invalid (empty text, naive
-                time, a turn id used twice or already stored in another session);
-                nothing was stored.
+            InvalidInputError: A session id or turn is invalid (empty text, a turn
+                id used twice or already stored in another session); nothing was
+                stored. A naive ``time`` is taken as UTC.
         """
         return run_plan(self.store, self._add_plan(session_id, turns))
 

@@ -37,6 +37,7 @@ from langchain_tiered_memory.tiers.turns.defaults import (
     EnrichConfig,
     TimeBoost,
 )
+from langchain_tiered_memory.types import ensure_aware
 
 __all__ = [
     "DENSE_FIELD",
@@ -81,7 +82,8 @@ class ConversationTurn(BaseModel):
     Attributes:
         speaker: Who said it (a name, or e.g. ``"user"``); non-blank.
         text: What was said; non-blank.
-        time: When it was said; timezone-aware (``datetime(..., tzinfo=timezone.utc)``).
+        time: When it was said; a naive datetime is taken as UTC (see
+            :func:`~langchain_tiered_memory.types.ensure_aware`).
         caption: A description of an image shared with the turn, if any.
         turn_id: Stable id of the turn (unique per user); adding a turn with an id
             that is already stored replaces it. None: ``"<session_id>:<position>"``.
@@ -111,12 +113,7 @@ class ConversationTurn(BaseModel):
     @field_validator("time")
     @classmethod
     def _aware(cls, value: datetime) -> datetime:
-        if value.tzinfo is None or value.tzinfo.utcoffset(value) is None:
-            raise ValueError(
-                f"{value.isoformat()} is naive: pass an aware datetime, e.g. "
-                "datetime(2023, 5, 8, 13, 56, tzinfo=timezone.utc)"
-            )
-        return value
+        return ensure_aware(value)  # naive times are UTC, as everywhere in the library
 
     @field_validator("caption")
     @classmethod

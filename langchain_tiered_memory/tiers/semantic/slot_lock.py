@@ -1,0 +1,198 @@
+"""One writer per fact slot at a time, across threads and asyncio tasks of a process.
+
+A single-valued slot (``lives_in`` of one entity) must have one current fact.
+Writing one is read-decide-write: read the slot, compare, then supersede or
+reinforce. Two writers interleaving those steps would each supersede the value
+they read and both write a new current one. :class:`SlotLock` serialises them:
+every write to a slot holds the lock of ``(store, namespace, entity, slot)``
+from the read to the write.
+
+The locks are shared process-wide, so every :class:`SemanticMemory` on one store
+object (several ``TieredMemory`` facades over it, the durable writer's thread,
+each ``for_user`` handle) uses the same lock for a slot. A thread waits with
+:meth:`SlotLock.acquire`; a task awaits :meth:`SlotLock.aacquire`, which
+suspends the task instead of blocking the event loop. Waiters are served in
+arrival order, whichever kind they are. A cancelled waiting task leaves the
+queue (or passes the lock on, if it was handed the lock as it was cancelled).
+
+What holds across processes: the embedded store refuses a second process (and a
+second store object on the same path) with ``StoreLockedError``, so one process
+writes a directory at a time. Store objects of several processes on one Qdrant
+server collection are not serialised against each other; there, the next write
+to a slot ends any extra current values it finds.
+
+A blocking :meth:`SlotLock.acquire` from the thread that runs an event loop,
+while a task of that loop holds or awaits the lock, would wait forever (the
+task cannot run to release it); it raises :class:`ConfigurationError` naming the
+async method instead.
+
+Example:
+    >>> store, other_store = object(), object()
+    >>> with slot_lock(store, ("ns",), "alice", "lives_in"):
+    ...     held = slot_lock(store, ("ns",), "alice", "lives_in").locked()
+    ...     free = slot_lock(other_store, ("ns",), "alice", "lives_in").locked()
+    >>> held, free
+    (True, False)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import weakref
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any
+
+from langchain_tiered_memory.errors import ConfigurationError
+
+__all__ = ["SlotLock", "slot_lock"]
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+
+
+@dataclass(eq=False)
+class _Waiter:
+    """A thread (``event``) or a task (``future`` on ``loop``) waiting for the lock."""
+
+    loop: asyncio.AbstractEventLoop | None
+    event: threading.Event | None = None
+    future: asyncio.Future[None] | None = None
+    granted: bool = field(default=False)
+
+
+def _wake(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
+
+
+class SlotLock:
+    """A first-come first-served mutex for threads and asyncio tasks alike.
+
+    Not re-entrant. Use ``with lock:`` in a thread and ``async with lock:`` in a
+    task; get one with :func:`slot_lock`.
+    """
+
+    def __init__(self) -> None:
+        self._mutex = threading.Lock()
+        self._held = False
+        self._owner_loop: asyncio.AbstractEventLoop | None = None
+        self._waiters: deque[_Waiter] = deque()
+
+    def locked(self) -> bool:
+        """Whether a thread or task holds the lock."""
+        return self._held
+
+    def _take(self, loop: asyncio.AbstractEventLoop | None) -> None:
+        self._held = True
+        self._owner_loop = loop
+
+    def acquire(self) -> None:
+        """Wait (blocking this thread) until the lock is this thread's.
+
+        Raises:
+            ConfigurationError: Called on a thread running an event loop while a
+                task of that loop holds or waits for this lock.
+        """
+        loop = _running_loop()
+        with self._mutex:
+            if not self._held:
+                self._take(None)
+                return
+            if loop is not None and (
+                self._owner_loop is loop or any(w.loop is loop for w in self._waiters)
+            ):
+                raise ConfigurationError(
+                    "a synchronous memory write was called inside a running event loop while "
+                    "an async write of that loop is updating the same fact slot; it would wait "
+                    "forever: await the async twin instead (e.g. astore_fact, aremember)"
+                )
+            waiter = _Waiter(loop=None, event=threading.Event())
+            self._waiters.append(waiter)
+        assert waiter.event is not None
+        waiter.event.wait()
+
+    async def aacquire(self) -> None:
+        """Wait (suspending this task, not the event loop) until the lock is this task's."""
+        loop = asyncio.get_running_loop()
+        with self._mutex:
+            if not self._held:
+                self._take(loop)
+                return
+            waiter = _Waiter(loop=loop, future=loop.create_future())
+            self._waiters.append(waiter)
+        assert waiter.future is not None
+        try:
+            await waiter.future
+        except BaseException:
+            with self._mutex:
+                granted = waiter.granted
+                if not granted:
+                    self._waiters.remove(waiter)
+            if granted:  # handed the lock while being cancelled: pass it on
+                self.release()
+            raise
+
+    def release(self) -> None:
+        """Hand the lock to the longest waiting thread or task, or free it."""
+        with self._mutex:
+            while self._waiters:
+                waiter = self._waiters.popleft()
+                if waiter.event is not None:
+                    waiter.granted = True
+                    self._take(None)
+                    waiter.event.set()
+                    return
+                assert waiter.future is not None and waiter.loop is not None
+                try:
+                    waiter.loop.call_soon_threadsafe(_wake, waiter.future)
+                except RuntimeError:  # its event loop is closed: the task will never run
+                    continue
+                waiter.granted = True
+                self._take(waiter.loop)
+                return
+            self._held = False
+            self._owner_loop = None
+
+    def __enter__(self) -> SlotLock:
+        self.acquire()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+    async def __aenter__(self) -> SlotLock:
+        await self.aacquire()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.release()
+
+
+_LOCKS: weakref.WeakValueDictionary[tuple[Any, ...], SlotLock] = weakref.WeakValueDictionary()
+"""Live locks by slot; a lock disappears once no thread or task holds or awaits it."""
+_LOCKS_MUTEX = threading.Lock()
+
+
+def slot_lock(store: object, namespace: tuple[str, ...], entity_id: str, slot: str) -> SlotLock:
+    """The process-wide lock of one slot of one entity in ``namespace`` of ``store``.
+
+    Args:
+        store: The store object (unwrapped: a thread-safe wrapper and the store it
+            wraps are one store).
+        namespace: The facts namespace (it holds the user and agent scope).
+        entity_id: The entity's normalised id.
+        slot: The fact's slot key.
+    """
+    key = (id(store), namespace, entity_id, slot)
+    with _LOCKS_MUTEX:
+        lock = _LOCKS.get(key)
+        if lock is None:
+            lock = SlotLock()
+            _LOCKS[key] = lock
+        return lock
