@@ -46,6 +46,7 @@ from langchain_tiered_memory.stores.abilities import Closable, Purging
 from langchain_tiered_memory.stores.serialized import thread_safe
 from langchain_tiered_memory.tiers.common.access import (
     aflush_access_buffers,
+    drop_access_buffers,
     flush_access_buffers,
 )
 from langchain_tiered_memory.tiers.common.scope import (
@@ -418,6 +419,7 @@ class TieredMemory:
         if self.writer is not None:
             self.writer.flush()
             self.writer.purge(prefix)
+        drop_access_buffers(self.store, prefix)
         ops = [PutOp(tuple(i.namespace), i.key, None) for i in self.runtime.scan(prefix)]
         for start in range(0, len(ops), _DELETE_CHUNK):
             self.store.batch(ops[start : start + _DELETE_CHUNK])
@@ -432,6 +434,7 @@ class TieredMemory:
         if self.writer is not None:
             await self.writer.aflush()
             await self.writer.apurge(prefix)
+        await asyncio.to_thread(drop_access_buffers, self.store, prefix)
         ops = [PutOp(tuple(i.namespace), i.key, None) async for i in self.runtime.ascan(prefix)]
         for start in range(0, len(ops), _DELETE_CHUNK):
             await self.store.abatch(ops[start : start + _DELETE_CHUNK])

@@ -72,6 +72,7 @@ __all__ = [
     "access_log",
     "aflush_access_buffers",
     "check_access_settings",
+    "drop_access_buffers",
     "flush_access_buffers",
 ]
 
@@ -301,6 +302,25 @@ async def aflush_access_buffers(store: BaseStore) -> int:
     for buffer in buffers:
         await asyncio.to_thread(buffer.wait_settled, _SETTLE_SECONDS)
     return written + await arun_plan(store, _flush_all_plan(buffers))
+
+
+def drop_access_buffers(store: BaseStore, prefix: Namespace) -> int:
+    """Forget every unwritten access under ``prefix`` (a user being forgotten); returns how many.
+
+    Waits for a background write already in flight, so that nothing buffered is
+    written after this returns (the caller deletes what was written before).
+    """
+    store = thread_safe(store)
+    dropped = 0
+    for _, buffer in _buffers_of(store):
+        if buffer.namespace[: len(prefix)] != prefix:
+            continue
+        with buffer.lock:
+            dropped += len(buffer.queued)
+            buffer.queued.clear()
+            buffer._queued_key.clear()
+        buffer.wait_settled(_SETTLE_SECONDS)
+    return dropped
 
 
 @atexit.register
