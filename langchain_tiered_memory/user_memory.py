@@ -218,12 +218,22 @@ class UserMemory:
     # -- consolidation -----------------------------------------------------------------
 
     def consolidate(self, progress: ProgressCallback | None = None) -> ConsolidationReport:
-        """Run a consolidation pass (extract, learn, merge, forget); resumable."""
-        return MemoryConsolidator(self).consolidate(progress)
+        """Run a consolidation pass (extract, learn, merge, forget); resumable.
+
+        Afterwards the access counts of the user's episodes and facts counted in
+        this process are saved.
+        """
+        report = MemoryConsolidator(self).consolidate(progress)
+        self.episodic.flush_access()
+        self.semantic.flush_access()
+        return report
 
     async def aconsolidate(self, progress: ProgressCallback | None = None) -> ConsolidationReport:
         """Async twin of :meth:`consolidate`."""
-        return await MemoryConsolidator(self).aconsolidate(progress)
+        report = await MemoryConsolidator(self).aconsolidate(progress)
+        await self.episodic.aflush_access()
+        await self.semantic.aflush_access()
+        return report
 
     # -- search and forget (also the agent's memory tools) ---------------------------
 

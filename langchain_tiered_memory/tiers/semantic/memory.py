@@ -16,9 +16,9 @@ await without blocking the event loop. A second process cannot open the same
 embedded store (``StoreLockedError``).
 
 Retrievals (``semantic_search``, ``retrieve_entity_context``) count one access
-per returned fact, buffered in memory and written later as append-only events
-(:mod:`.semantic_access`); facts read back with ``get_fact``, ``get_facts`` and
-``fact_history`` carry ``access_count`` and ``last_accessed``.
+per returned fact in process memory, with no store I/O; the counts are saved later
+(:mod:`~langchain_tiered_memory.tiers.common.access`); facts read back with
+``get_fact``, ``get_facts`` and ``fact_history`` carry ``access_count`` and ``last_accessed``.
 
 Example:
     >>> from langgraph.store.memory import InMemoryStore
@@ -52,12 +52,11 @@ from langgraph.store.base import BaseStore
 
 from langchain_tiered_memory.errors import ConfigurationError
 from langchain_tiered_memory.stores.serialized import unwrap
+from langchain_tiered_memory.tiers.common.access import RecordAccess, asave_access, save_access
 from langchain_tiered_memory.tiers.common.args import tier_args
-from langchain_tiered_memory.tiers.common.event_log import CompactionResult
 from langchain_tiered_memory.tiers.common.records import Plan, arun_plan, run_plan
 from langchain_tiered_memory.tiers.common.scope import MemoryScope
 from langchain_tiered_memory.tiers.semantic import flows
-from langchain_tiered_memory.tiers.semantic.access import FactAccess
 from langchain_tiered_memory.tiers.semantic.consistency import (
     ConsistencyJudge,
     HeuristicConsistencyJudge,
@@ -150,14 +149,13 @@ class SemanticMemory:
         )
         self.extraction_errors: deque[tuple[datetime, str]] = deque(maxlen=100)
         """Recent errors of :meth:`remember_from_text` (time, message), newest last."""
-        c = self.config
-        self.access = FactAccess(
+        self.access = RecordAccess(
             self.store,
             self.scope,
             self.clock,
-            flush_size=c.access_flush_size,
-            flush_seconds=c.access_flush_seconds,
-            compact_after=c.access_compact_after,
+            tier="semantic",
+            id_field="fact_id",
+            records=self.scope.namespace("semantic", "facts"),
         )
 
     # ------------------------------------------------------------ drivers
@@ -238,7 +236,8 @@ class SemanticMemory:
         """``facts`` with their access statistics (as read, if access is not tracked)."""
         if not facts or not self.config.track_access:
             return facts
-        return (yield from self.access.fill_plan(facts))
+        counts = yield from self.access.counts_plan([f.fact_id for f in facts])
+        return self.access.with_counts(facts, counts)
 
     def _fill_optional(self, fact: Fact | None) -> Plan[Fact | None]:
         if fact is None:
@@ -250,18 +249,20 @@ class SemanticMemory:
         (filled,) = yield from self._fill([fact])
         return filled
 
-    def _touch(self, facts: list[Fact]) -> Plan[None]:
-        """Count one access of each fact: in memory, unless the buffer is full."""
-        if facts and self.config.track_access:
-            yield from self.access.touch_plan(facts, with_counts=False)
+    def _touch(self, facts: list[Fact]) -> None:
+        """Count one access of each fact, in memory only."""
+        if self.config.track_access:
+            self.access.touch([f.fact_id for f in facts])
 
     def _touched_hits(self, hits: list[SemanticSearchHit]) -> Plan[list[SemanticSearchHit]]:
-        yield from self._touch([h.fact for h in hits if h.fact is not None])
+        self._touch([h.fact for h in hits if h.fact is not None])
         return hits
+        yield  # a plan without store I/O
 
     def _touched_context(self, context: EntityContext) -> Plan[EntityContext]:
-        yield from self._touch(context.facts)
+        self._touch(context.facts)
         return context
+        yield  # a plan without store I/O
 
     def _drop_access(self, fact_id: str, deleted: bool) -> Plan[bool]:
         if deleted:
@@ -485,25 +486,16 @@ class SemanticMemory:
         return await self._athen(flow, lambda deleted: self._drop_access(fact_id, deleted))
 
     def flush_access(self) -> int:
-        """Write the buffered fact access events of this store and scope now; returns how many.
+        """Save the access counts of this scope's facts counted in this process.
 
-        Reads in this process already count them; call this before closing the
-        store (``TieredMemory.close`` does), or to make them visible to other
-        processes at once.
+        Reads in this process already count them; ``TieredMemory.close`` saves
+        every count. Returns how many facts' counts were written.
         """
-        return run_plan(self.store, self.access.flush_plan())
+        return save_access(self.store, self.access.namespace)
 
     async def aflush_access(self) -> int:
         """Async twin of :meth:`flush_access`."""
-        return await arun_plan(self.store, self.access.flush_plan())
-
-    def compact_access(self) -> CompactionResult:
-        """Write buffered access events, then fold every fact's events into segments."""
-        return run_plan(self.store, self.access.compact_plan())
-
-    async def acompact_access(self) -> CompactionResult:
-        """Async twin of :meth:`compact_access`."""
-        return await arun_plan(self.store, self.access.compact_plan())
+        return await asave_access(self.store, self.access.namespace)
 
     def pin_fact(self, fact_id: str, pinned: bool = True) -> Fact:
         """Pin a stored fact (``pinned=False``: unpin it); pinned facts are never forgotten.

@@ -30,7 +30,6 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from langchain_tiered_memory.chat_models import DEFAULT_LLM_TIMEOUT, check_timeout
 from langchain_tiered_memory.errors import ConfigurationError, InvalidInputError
-from langchain_tiered_memory.tiers.common.access import check_access_settings
 from langchain_tiered_memory.tiers.common.scope import normalize_id
 from langchain_tiered_memory.types import ensure_aware
 
@@ -332,15 +331,8 @@ class SemanticMemoryConfig:
             ``SemanticMemory.extraction_errors``).
         track_access: Count how often retrievals return each fact
             (``Fact.access_count``, ``last_accessed``), for the forgetting size
-            cap. A retrieval records its accesses in memory only; they are
-            written in one batch later (see :mod:`.record_access`).
-        access_flush_size: Buffered facts that make a retrieval write the buffer itself.
-        access_flush_seconds: Buffered access events are written by a background
-            timer this long after the first one (``None``: no timer; they are
-            written at ``access_flush_size``, by ``SemanticMemory.flush_access``
-            and at exit).
-        access_compact_after: A fact read with more access events than this gets
-            them compacted (``None``: only ``SemanticMemory.compact_access``).
+            cap. A retrieval counts its accesses in process memory only; they
+            are saved later (see :mod:`~langchain_tiered_memory.tiers.common.access`).
 
     Raises:
         ConfigurationError: A setting is out of range (the message names it).
@@ -365,9 +357,6 @@ class SemanticMemoryConfig:
     max_known_entities: int = 50
     llm_timeout: float | None = DEFAULT_LLM_TIMEOUT
     track_access: bool = True
-    access_flush_size: int = 256
-    access_flush_seconds: float | None = 1.0
-    access_compact_after: int | None = 32
 
     def __post_init__(self) -> None:
         for name in (
@@ -383,9 +372,3 @@ class SemanticMemoryConfig:
             if int(getattr(self, name)) < 1:
                 raise ConfigurationError(f"{name}={getattr(self, name)!r} must be at least 1")
         check_timeout(self.llm_timeout, name="llm_timeout")
-        check_access_settings(
-            self.access_flush_size,
-            self.access_flush_seconds,
-            self.access_compact_after,
-            prefix="access_",
-        )
