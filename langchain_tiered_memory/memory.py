@@ -383,15 +383,16 @@ class TieredMemory:
         uid = normalize_id(user_id, what="user_id")
         return uid, MemoryScope(uid).user_prefix
 
-    def _forget_finish(self, uid: str, count: int, purge: bool) -> list[PutOp]:
+    def _forget_finish(self, uid: str, count: int) -> list[PutOp]:
         """Drop cached state of the user; the ops recording the deletion and what is left."""
         with self._lock:
             for scope in [s for s in self._users if s.user_id == uid]:
                 del self._users[scope]
         clear_embedding_cache(self.embeddings, *_index_embeddings(self.store))
         now = self.clock()
-        # With a purge to do, the marker stays (at "purge") until it is done.
-        last = erasure_marker(uid, "purge", now) if self._purges(purge) else erasure_done(uid)
+        # On a store that purges, the marker stays (at "purge") until the purge is done.
+        purging = isinstance(self.store, Purging)
+        last = erasure_marker(uid, "purge", now) if purging else erasure_done(uid)
         return [deletion_record(uid, now, count), last]
 
     def _purges(self, purge: bool) -> bool:
@@ -433,7 +434,7 @@ class TieredMemory:
             ops = [PutOp(tuple(i.namespace), i.key, None) for i in self.runtime.scan(prefix)]
             for start in range(0, len(ops), _DELETE_CHUNK):
                 self.store.batch(ops[start : start + _DELETE_CHUNK])
-        self.store.batch(self._forget_finish(uid, len(ops), purge))
+        self.store.batch(self._forget_finish(uid, len(ops)))
         if self._purges(purge):
             self.store.purge_deleted()  # type: ignore[attr-defined]
             self.store.batch([erasure_done(uid)])
@@ -450,7 +451,7 @@ class TieredMemory:
             ops = [PutOp(tuple(i.namespace), i.key, None) async for i in self.runtime.ascan(prefix)]
             for start in range(0, len(ops), _DELETE_CHUNK):
                 await self.store.abatch(ops[start : start + _DELETE_CHUNK])
-        await self.store.abatch(self._forget_finish(uid, len(ops), purge))
+        await self.store.abatch(self._forget_finish(uid, len(ops)))
         if self._purges(purge):
             await self.store.apurge_deleted()  # type: ignore[attr-defined]
             await self.store.abatch([erasure_done(uid)])
