@@ -25,6 +25,7 @@ __all__ = [
     "ExtractionError",
     "InvalidInputError",
     "NamespaceError",
+    "OutboxDamagedError",
     "StoreDamagedError",
     "StoreLockedError",
     "TieredMemoryError",
@@ -88,3 +89,7 @@ class WriteBackError(TieredMemoryError):
 
 class WriteBackTimeoutError(WriteBackError, TimeoutError):
     """``flush``/``close`` gave up waiting; the writes stay queued and will still be applied."""
+
+
+class OutboxDamagedError(StoreDamagedError, WriteBackError):
+    """The durable outbox is missing or damaged; no write is acknowledged until it is repaired."""

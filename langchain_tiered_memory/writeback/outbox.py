@@ -18,7 +18,7 @@ the highest sequence number handed out and how many writes were pending. An
 outbox that is damaged (SQLite's ``quick_check`` fails), missing while writes
 were pending, rolled back (its sequence is below the recorded one), or missing
 its ``-wal`` file after an unclean stop is refused with a
-:class:`~langchain_tiered_memory.errors.StoreDamagedError` naming the file and
+:class:`~langchain_tiered_memory.errors.OutboxDamagedError` naming the file and
 the repair; once SQLite reports damage while the outbox is open, every later
 call (acknowledgements included) raises that error too.
 
@@ -51,7 +51,12 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import IO, Any
 
-from langchain_tiered_memory.errors import StoreDamagedError, StoreLockedError, WriteBackError
+from langchain_tiered_memory.errors import (
+    OutboxDamagedError,
+    StoreDamagedError,
+    StoreLockedError,
+    WriteBackError,
+)
 from langchain_tiered_memory.types import Namespace
 from langchain_tiered_memory.writeback.ops import (
     DeadLetter,
@@ -167,7 +172,7 @@ def _read_state(path: Path) -> dict[str, Any] | None:
     except FileNotFoundError:
         return None
     except (OSError, ValueError) as exc:
-        raise StoreDamagedError(
+        raise OutboxDamagedError(
             f"the outbox state file {path} is damaged ({exc}): delete it only if the outbox "
             "next to it is intact (it is rewritten on the next open)"
         ) from exc
@@ -199,10 +204,10 @@ def _check_files(path: Path, state: dict[str, Any] | None) -> None:
             if state.get("clean")
             else "writes acknowledged before the last unclean stop"
         )
-        raise StoreDamagedError(f"the outbox {path} is missing but held {held}: {fix}")
+        raise OutboxDamagedError(f"the outbox {path} is missing but held {held}: {fix}")
     wal = path.with_name(path.name + "-wal")
     if not state.get("clean") and state.get("wal") and not wal.exists():
-        raise StoreDamagedError(
+        raise OutboxDamagedError(
             f"the outbox's write-ahead log {wal} is missing after an unclean stop: writes "
             f"acknowledged since the last checkpoint may be lost: {fix}"
         )
@@ -284,9 +289,9 @@ class Outbox:
                 conn.close()
             self._release_lock()
             if _is_damage(exc):
-                raise StoreDamagedError(
-                    f"the outbox {self.path} is damaged ({exc}): restore it from a backup; to "
-                    f"accept the loss of the writes it held, move it away and open again"
+                raise OutboxDamagedError(
+                    f"cannot open outbox {self.path}: it is damaged ({exc}); restore it from a "
+                    "backup; to accept the loss of the writes it held, move it away and open again"
                 ) from exc
             raise WriteBackError(
                 f"cannot open outbox {self.path} ({exc}): check the path is writable and is "
@@ -306,25 +311,33 @@ class Outbox:
         """Run SQLite's ``quick_check`` and compare the sequence with the state file."""
         problems = [row[0] for row in conn.execute("PRAGMA quick_check(5)").fetchall()]
         if problems != ["ok"]:
-            raise StoreDamagedError(
-                f"the outbox {self.path} is damaged ({'; '.join(map(str, problems))}): restore it "
-                "from a backup; to accept the loss of the writes it held, move it away and "
-                "open again"
+            raise OutboxDamagedError(
+                f"cannot open outbox {self.path}: it is damaged ({'; '.join(map(str, problems))}); "
+                "restore it from a backup; to accept the loss of the writes it held, move it "
+                "away and open again"
             )
         recorded = int((state or {}).get("seq") or 0)
         seq = _high_water(conn)
         if seq < recorded:
-            raise StoreDamagedError(
+            raise OutboxDamagedError(
                 f"the outbox {self.path} has handed out writes up to {seq}, but it had reached "
                 f"write {recorded}: it was replaced by an older copy or lost commits; restore it "
                 f"and its -wal file from a backup, or delete {self._state_path.name} to accept "
                 "the loss"
             )
 
-    def _damaged(self, exc: BaseException) -> StoreDamagedError:
+    def _intact(self) -> bool:
+        """After a failed write: whether SQLite's ``quick_check`` still passes."""
+        try:
+            rows = self._conn.execute("PRAGMA quick_check(1)").fetchall()
+        except sqlite3.DatabaseError as exc:
+            return not _is_damage(exc)
+        return [row[0] for row in rows] == ["ok"]
+
+    def _damaged(self, exc: BaseException) -> OutboxDamagedError:
         """Remember that SQLite found the file damaged; every later call is refused."""
         self._damage = str(exc)
-        return StoreDamagedError(
+        return OutboxDamagedError(
             f"the outbox {self.path} is damaged ({exc}): no write is acknowledged until it is "
             "repaired; close the writer and restore the outbox from a backup"
         )
@@ -333,7 +346,7 @@ class Outbox:
         if self._closed:
             raise WriteBackError(f"outbox {self.path} is closed: open a new writer")
         if self._damage is not None:
-            raise StoreDamagedError(
+            raise OutboxDamagedError(
                 f"the outbox {self.path} is damaged ({self._damage}): no write is acknowledged "
                 "until it is repaired; close the writer and restore the outbox from a backup"
             )
@@ -365,7 +378,7 @@ class Outbox:
                     if relax:
                         self._conn.execute("PRAGMA synchronous=FULL")
             except sqlite3.DatabaseError as exc:
-                if _is_damage(exc):
+                if _is_damage(exc) or not self._intact():
                     raise self._damaged(exc) from exc
                 raise
 
@@ -438,7 +451,7 @@ class Outbox:
                     self._committing = False
                     self._group.notify_all()
         if isinstance(submission.error, StoreDamagedError):
-            raise StoreDamagedError(str(submission.error)) from submission.error
+            raise OutboxDamagedError(str(submission.error)) from submission.error
         if submission.error is not None:
             raise WriteBackError(
                 f"could not queue {len(ops)} write(s) in outbox {self.path}: "

@@ -57,7 +57,6 @@ from langchain_tiered_memory.errors import BackendError, StoreDamagedError
 from langchain_tiered_memory.stores.edge.integrity import (
     MANIFEST,
     check_shard,
-    mark_open,
     read_manifest,
 )
 
@@ -148,8 +147,6 @@ def recover(container: Path) -> Path:
             entry.unlink()
         elif current and not is_own_entry(name):
             _remove(entry)  # the superseded shard kept in the container itself
-    if has_shard(live):
-        mark_open(container, live)
     return live
 
 

@@ -44,7 +44,7 @@ from pathlib import Path
 import qdrant_edge as qe
 
 from langchain_tiered_memory.errors import BackendError, DiskFullError
-from langchain_tiered_memory.stores.edge.integrity import mark_closed
+from langchain_tiered_memory.stores.edge.integrity import mark_closed, mark_open
 
 __all__ = ["MIN_FREE_BYTES", "LiveShard", "ReadGate", "check_free_space"]
 
@@ -144,6 +144,10 @@ class LiveShard:
         self.write_lock = threading.RLock()
         self.gate = ReadGate()
         self.journal: list[qe.UpdateOperation] | None = None
+        try:  # until the clean close, the next open checks as after a crash
+            mark_open(_container(directory), directory)
+        except OSError as exc:
+            logger.warning("could not record that %s is open: %r", directory, exc)
 
     @property
     def shard(self) -> qe.EdgeShard:
