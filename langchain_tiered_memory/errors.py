@@ -21,9 +21,12 @@ from __future__ import annotations
 __all__ = [
     "BackendError",
     "ConfigurationError",
+    "DiskFullError",
     "ExtractionError",
     "InvalidInputError",
     "NamespaceError",
+    "OutboxDamagedError",
+    "StoreDamagedError",
     "StoreLockedError",
     "TieredMemoryError",
     "TokenBudgetError",
@@ -60,6 +63,22 @@ class StoreLockedError(BackendError):
     """An embedded store path is already open in another process or handle."""
 
 
+class StoreDamagedError(BackendError):
+    """A file of a memory directory is missing or damaged; nothing was deleted or opened empty.
+
+    The message names the file and the repair (restore it from a backup, or the
+    ``tiered-memory repair`` step that accepts a stated loss).
+    """
+
+
+class DiskFullError(BackendError):
+    """The disk holding a store is (nearly) full; the write was refused and nothing is lost.
+
+    Free space on that filesystem and retry: queued writes are kept and applied
+    once there is room again.
+    """
+
+
 class ExtractionError(TieredMemoryError):
     """An LLM-backed extraction or reflection failed or returned malformed output."""
 
@@ -70,3 +89,7 @@ class WriteBackError(TieredMemoryError):
 
 class WriteBackTimeoutError(WriteBackError, TimeoutError):
     """``flush``/``close`` gave up waiting; the writes stay queued and will still be applied."""
+
+
+class OutboxDamagedError(StoreDamagedError, WriteBackError):
+    """The durable outbox is missing or damaged; no write is acknowledged until it is repaired."""
