@@ -60,6 +60,7 @@ from langgraph.store.base import (
 )
 
 from langchain_tiered_memory.errors import ConfigurationError
+from langchain_tiered_memory.plans import arun_plan, run_plan
 from langchain_tiered_memory.stores.edge.build import EdgeOptimizers
 from langchain_tiered_memory.stores.edge.engine import EdgeEngine
 from langchain_tiered_memory.stores.edge.optimizer import (
@@ -77,8 +78,6 @@ from langchain_tiered_memory.stores.requests import (
     LexicalIdf,
     Optimize,
     Plan,
-    arun,
-    run,
 )
 from langchain_tiered_memory.stores.restore import RestoreOp, restore_plan
 from langchain_tiered_memory.stores.search_walk import FullScan
@@ -342,18 +341,18 @@ class QdrantMemoryStore(BaseStore):
                 "or pass a sync QdrantClient"
             )
         if not self._ready:
-            run(self._planner.setup_plan(), self._execute)
+            run_plan(self._planner.setup_plan(), self._execute)
             self._ready = True
-        return run(plan, self._execute)
+        return run_plan(plan, self._execute)
 
     async def _arun(self, make_plan: Callable[[], Plan[T]]) -> T:
         if not self._is_async_only():
             loop = asyncio.get_running_loop()
             return await loop.run_in_executor(None, lambda: self._run(make_plan()))
         if not self._ready:
-            await arun(self._planner.setup_plan(), self._aexecute)
+            await arun_plan(self._planner.setup_plan(), self._aexecute)
             self._ready = True
-        return await arun(make_plan(), self._aexecute)
+        return await arun_plan(make_plan(), self._aexecute)
 
     # ------------------------------------------------------------- lifecycle
     def setup(self) -> None:

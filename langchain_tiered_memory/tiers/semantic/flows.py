@@ -60,7 +60,7 @@ from langchain_tiered_memory.tiers.semantic.rules import (
     supersede,
 )
 
-__all__ = ["ExtractCall", "Flow", "FlowContext", "JudgeCall", "SlotCall", "StoreCall"]
+__all__ = ["ExtractCall", "Flow", "FlowContext", "JudgeCall", "Request", "SlotCall", "StoreCall"]
 
 T = TypeVar("T")
 

@@ -45,11 +45,12 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar
 
 from langchain_core.language_models import BaseChatModel
 from langgraph.store.base import BaseStore
 
+from langchain_tiered_memory import plans
 from langchain_tiered_memory.errors import ConfigurationError
 from langchain_tiered_memory.stores.serialized import unwrap
 from langchain_tiered_memory.tiers.common.access import RecordAccess, asave_access, save_access
@@ -167,60 +168,54 @@ class SemanticMemory:
         return slot_lock(unwrap(self.store), request.namespace, request.entity_id, request.slot_key)
 
     def _run(self, flow: flows.Flow[T]) -> T:
-        answer: Any = None
-        held: SlotLock | None = None
-        try:
-            while True:
-                try:
-                    request = flow.send(answer)
-                except StopIteration as done:
-                    return cast(T, done.value)
-                answer = None
-                if isinstance(request, flows.StoreCall):
-                    answer = self.store.batch(request.ops)
-                elif isinstance(request, flows.JudgeCall):
-                    answer = self.judge.judge(request.existing, request.new)
-                elif isinstance(request, flows.SlotCall):
-                    lock = self._slot_lock(request)
-                    if request.hold:
-                        lock.acquire()
-                        held = lock
-                    else:
-                        held = None
-                        lock.release()
+        held: list[SlotLock] = []  # the slot lock the flow holds, if any
+
+        def execute(request: flows.Request) -> Any:
+            if isinstance(request, flows.StoreCall):
+                return self.store.batch(request.ops)
+            if isinstance(request, flows.JudgeCall):
+                return self.judge.judge(request.existing, request.new)
+            if isinstance(request, flows.SlotCall):
+                lock = self._slot_lock(request)
+                if request.hold:
+                    lock.acquire()
+                    held[:] = [lock]
                 else:
-                    answer = self._extractor().extract(request.text, request.known)
+                    held.clear()
+                    lock.release()
+                return None
+            return self._extractor().extract(request.text, request.known)
+
+        try:
+            return plans.run_plan(flow, execute, handled=())
         finally:
-            if held is not None:
-                held.release()
+            for lock in held:
+                lock.release()
 
     async def _arun(self, flow: flows.Flow[T]) -> T:
-        answer: Any = None
-        held: SlotLock | None = None
-        try:
-            while True:
-                try:
-                    request = flow.send(answer)
-                except StopIteration as done:
-                    return cast(T, done.value)
-                answer = None
-                if isinstance(request, flows.StoreCall):
-                    answer = await self.store.abatch(request.ops)
-                elif isinstance(request, flows.JudgeCall):
-                    answer = await self.judge.ajudge(request.existing, request.new)
-                elif isinstance(request, flows.SlotCall):
-                    lock = self._slot_lock(request)
-                    if request.hold:
-                        await lock.aacquire()
-                        held = lock
-                    else:
-                        held = None
-                        lock.release()
+        held: list[SlotLock] = []  # the slot lock the flow holds, if any
+
+        async def execute(request: flows.Request) -> Any:
+            if isinstance(request, flows.StoreCall):
+                return await self.store.abatch(request.ops)
+            if isinstance(request, flows.JudgeCall):
+                return await self.judge.ajudge(request.existing, request.new)
+            if isinstance(request, flows.SlotCall):
+                lock = self._slot_lock(request)
+                if request.hold:
+                    await lock.aacquire()
+                    held[:] = [lock]
                 else:
-                    answer = await self._extractor().aextract(request.text, request.known)
+                    held.clear()
+                    lock.release()
+                return None
+            return await self._extractor().aextract(request.text, request.known)
+
+        try:
+            return await plans.arun_plan(flow, execute, handled=())
         finally:
-            if held is not None:
-                held.release()
+            for lock in held:
+                lock.release()
 
     def _then(self, flow: flows.Flow[T], after: Callable[[T], Plan[U]]) -> U:
         """Run ``flow``, then the plan ``after`` builds from its result."""

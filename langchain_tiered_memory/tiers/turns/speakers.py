@@ -21,15 +21,14 @@ import re
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import TypeVar
 
-from langchain_tiered_memory.tiers.turns.lexical import STOPWORDS
+from langchain_tiered_memory.text import STOPWORDS, words
 from langchain_tiered_memory.tiers.turns.rerank import check_boost_weight
 
 __all__ = ["apply_speaker_boost", "name_tokens", "named_speakers"]
 
 K = TypeVar("K", bound=Hashable)
 
-_NAME_WORD = re.compile("[^\\W\\d_]+(?:['\u2019][^\\W\\d_]+)*", re.UNICODE)
-_POSSESSIVE = re.compile("['\u2019]s?$")
+_POSSESSIVE = re.compile("'s?$")
 
 
 def name_tokens(text: str) -> set[str]:
@@ -39,8 +38,8 @@ def name_tokens(text: str) -> set[str]:
         >>> sorted(name_tokens("Did Jon's friends visit Gina?"))
         ['friends', 'gina', 'jon', 'visit']
     """
-    words = (_POSSESSIVE.sub("", w.lower()) for w in _NAME_WORD.findall(text))
-    return {w for w in words if len(w) > 1 and w not in STOPWORDS}
+    names = (_POSSESSIVE.sub("", w) for w in words(text))
+    return {w for w in names if len(w) > 1 and w not in STOPWORDS}
 
 
 def named_speakers(query: str, speakers: Iterable[str]) -> set[str]:
@@ -50,8 +49,8 @@ def named_speakers(query: str, speakers: Iterable[str]) -> set[str]:
         >>> sorted(named_speakers("When did Jon's shop open?", ["Jon", "Gina", "Jon Smith"]))
         ['Jon', 'Jon Smith']
     """
-    words = name_tokens(query)
-    return {s for s in set(speakers) if s and name_tokens(s) & words}
+    named = name_tokens(query)
+    return {s for s in set(speakers) if s and name_tokens(s) & named}
 
 
 def apply_speaker_boost(
