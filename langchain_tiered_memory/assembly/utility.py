@@ -10,6 +10,10 @@ The parts, all shown in ``MemoryItem.score_breakdown``:
   confidence), ``recency``, ``confidence`` and the section's ``prior``, which
   make up ``quality``;
 * ``utility = relevance * ((1 - quality_share) + quality_share * quality)``;
+* ``linked``: for a tool warning, the relevance of the most relevant other
+  memory that names the tool (a past task that used it), times
+  :data:`LINK_DISCOUNT`; the warning's relevance is the larger of its own
+  and this one;
 * ``tier_score``: the score the tier itself gave (its own scale), kept for
   reading with the tier's own parts (a turn's ``fused``, ``neighbour``, ...),
   except where a name above replaces them.
@@ -48,7 +52,29 @@ from langchain_tiered_memory.tiers.common.ranking import (
     utility_score,
 )
 
-__all__ = ["rank_items"]
+__all__ = ["LINK_DISCOUNT", "rank_items"]
+
+LINK_DISCOUNT = 0.9
+"""A tool warning is worth this share of the relevance of a memory that names the tool."""
+
+
+def _linked(items: Sequence[MemoryItem], lexical: Sequence[float]) -> list[float]:
+    """For each tool warning, the best relevance of another memory naming its tool."""
+    linked = [0.0] * len(items)
+    for n, item in enumerate(items):
+        tool = item.provenance.get("tool") if item.section == "warnings" else None
+        if not tool:
+            continue
+        needle = str(tool).lower()
+        linked[n] = LINK_DISCOUNT * max(
+            (
+                rel
+                for other, rel in zip(items, lexical, strict=True)
+                if other.section != "warnings" and needle in other.text.lower()
+            ),
+            default=0.0,
+        )
+    return linked
 
 
 def _importance(item: MemoryItem) -> float:
@@ -72,15 +98,17 @@ def rank_items(
     """
     docs = [term_set(i.text) for i in items]
     terms = query_terms(query, docs)
+    lexical = [lexical_relevance(terms, d) for d in docs]
+    linked = _linked(items, lexical)
     ranked: list[MemoryItem] = []
-    for item, doc in zip(items, docs, strict=True):
+    for item, lex, link in zip(items, lexical, linked, strict=True):
         recency = (
             0.5
             if item.timestamp is None
             else recency_score(item.timestamp, now, config.recency_half_life_hours)
         )
         parts = utility_score(
-            lexical=lexical_relevance(terms, doc),
+            lexical=max(lex, link),
             similarity=item.score_breakdown.get("similarity"),
             importance=_importance(item),
             recency=recency,
@@ -89,7 +117,13 @@ def rank_items(
             config=config,
         )
         is_critical = critical.is_critical(item)
-        breakdown = {**item.score_breakdown, "tier_score": float(item.score), **parts.as_dict()}
+        breakdown = {
+            **item.score_breakdown,
+            "tier_score": float(item.score),
+            **parts.as_dict(),
+            "lexical": lex,
+            "linked": link,
+        }
         if is_critical:
             breakdown["critical"] = 1.0
             breakdown["utility"] = 1.0

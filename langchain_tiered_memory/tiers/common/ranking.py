@@ -44,6 +44,7 @@ from langchain_tiered_memory.text import STOPWORDS
 from langchain_tiered_memory.types import ensure_aware
 
 __all__ = [
+    "QUERY_FILLER",
     "RankingConfig",
     "RelevanceScale",
     "ScoreBreakdown",
@@ -270,8 +271,57 @@ _TERM = re.compile(r"[^\W_]+", re.UNICODE)
 _STEM_CHARS = 5
 
 
+QUERY_FILLER = frozenset(
+    [
+        "again",
+        "also",
+        "any",
+        "anything",
+        "after",
+        "before",
+        "could",
+        "current",
+        "currently",
+        "did",
+        "does",
+        "get",
+        "give",
+        "going",
+        "help",
+        "just",
+        "know",
+        "last",
+        "let",
+        "like",
+        "make",
+        "need",
+        "new",
+        "next",
+        "now",
+        "one",
+        "start",
+        "still",
+        "tell",
+        "thing",
+        "things",
+        "today",
+        "want",
+        "would",
+        "yes",
+    ]
+)
+"""Words that say what a request wants done, not what it is about; they weigh nothing."""
+
+
 def _stem(word: str) -> str:
-    """A crude stem: the first five characters (``deployment`` and ``deploy`` meet)."""
+    """A crude stem: a plural or verb ending off, then the first five characters.
+
+    ``deployment`` and ``deploy`` meet, and so do ``lives`` and ``live``.
+    """
+    for suffix in ("ing", "ed", "s"):
+        if len(word) > len(suffix) + 2 and word.endswith(suffix) and not word.endswith("ss"):
+            word = word[: -len(suffix)]
+            break
     return word[:_STEM_CHARS]
 
 
@@ -280,7 +330,7 @@ def term_set(text: str) -> frozenset[str]:
 
     Example:
         >>> sorted(term_set("payments-api pods in CrashLoopBackOff"))
-        ['api', 'crash', 'payme', 'pods']
+        ['api', 'crash', 'payme', 'pod']
     """
     return frozenset(
         _stem(w) for w in _TERM.findall(text.lower()) if w not in STOPWORDS and len(w) > 1
@@ -297,7 +347,8 @@ def query_terms(query: str, documents: Sequence[frozenset[str]]) -> dict[str, fl
     """
     n = len(documents)
     weights: dict[str, float] = {}
-    for term in term_set(query):
+    words = (w for w in _TERM.findall(query.lower()) if w not in QUERY_FILLER)
+    for term in term_set(" ".join(words)):
         df = sum(1 for d in documents if term in d)
         weights[term] = math.log(1.0 + (n + 1) / (df + 0.5))
     return weights
