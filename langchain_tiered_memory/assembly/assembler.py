@@ -62,7 +62,7 @@ __all__ = ["DEFAULT_RELEVANCE_FLOOR", "AssemblyConfig", "ContextAssembler", "Uni
 
 Packing = Literal["utility", "sections"]
 
-DEFAULT_RELEVANCE_FLOOR = 0.3
+DEFAULT_RELEVANCE_FLOOR = 0.2
 """The relevance floor chosen by sweeping it on ``benchmarks/context_quality.py``
 (see docs/assembly.md): the lowest floor that keeps distractors out while every
 needed memory stays in."""

@@ -44,6 +44,7 @@ from langchain_tiered_memory.text import STOPWORDS
 from langchain_tiered_memory.types import ensure_aware
 
 __all__ = [
+    "MATCH_SATURATION",
     "QUERY_FILLER",
     "RankingConfig",
     "RelevanceScale",
@@ -354,19 +355,29 @@ def query_terms(query: str, documents: Sequence[frozenset[str]]) -> dict[str, fl
     return weights
 
 
+MATCH_SATURATION = 3
+"""Matching this many of the query's most informative terms is full lexical evidence."""
+
+
 def lexical_relevance(terms: Mapping[str, float], document: frozenset[str]) -> float:
-    """Share of the query's term weight found in ``document``, in ``[0, 1]``.
+    """Query term weight found in ``document``, in ``[0, 1]``.
+
+    The weight matched is divided by the weight of the query's
+    :data:`MATCH_SATURATION` heaviest terms (or of all of them when fewer), so
+    a memory that answers one part of a long, many-part question can still be
+    fully relevant, and one that shares a single common word is not.
 
     Example:
         >>> docs = [term_set("pods in CrashLoopBackOff"), term_set("Owns a drone")]
         >>> terms = query_terms("payments-api pods CrashLoopBackOff", docs)
         >>> round(lexical_relevance(terms, docs[0]), 2), lexical_relevance(terms, docs[1])
-        (0.36, 0.0)
+        (0.44, 0.0)
     """
-    total = sum(terms.values())
-    if total <= 0:
+    if not terms:
         return 0.0
-    return sum(w for t, w in terms.items() if t in document) / total
+    top = sorted(terms.values(), reverse=True)[:MATCH_SATURATION]
+    matched = sum(w for t, w in terms.items() if t in document)
+    return min(1.0, matched / sum(top)) if sum(top) > 0 else 0.0
 
 
 TIER_PRIORS: dict[str, float] = {
