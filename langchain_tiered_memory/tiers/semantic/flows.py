@@ -212,6 +212,35 @@ def profile_candidates(ctx: FlowContext, entity_id: str, max_facts: int) -> Flow
     return [f for f in parse_records(items, Fact) if f.is_current]
 
 
+def critical_facts(
+    ctx: FlowContext,
+    entity_id: str,
+    attributes: Sequence[str],
+    include_pinned: bool,
+    limit: int,
+) -> Flow[list[Fact]]:
+    """Current facts of an entity in any of ``attributes`` (or pinned), however old.
+
+    One filtered search per attribute (and one for pinned facts), sent together:
+    the profile's bounded read sees only the most recently confirmed facts, and
+    an allergy stated long ago must still be found.
+    """
+    eid = normalize_id(entity_id, what="entity_id")
+    base: dict[str, Any] = {"entity_id": eid, "status": "current"}
+    filters = [{**base, "attribute": normalize_attribute(a)} for a in attributes]
+    if include_pinned:
+        filters.append({**base, "pinned": True})
+    if not filters or limit < 1:
+        return []
+    found = yield StoreCall(tuple(SearchOp(ctx.facts_ns, filter=f, limit=limit) for f in filters))
+    facts: dict[str, Fact] = {}
+    for items in found:
+        for fact in parse_records(items, Fact):
+            if fact.is_current:
+                facts.setdefault(fact.fact_id, fact)
+    return list(facts.values())[:limit]
+
+
 def fact_history(ctx: FlowContext, entity_id: str, attribute: str | None) -> Flow[list[Fact]]:
     """Every fact (all statuses) of the entity, or of one attribute, oldest first."""
     filt: dict[str, Any] = {"entity_id": normalize_id(entity_id, what="entity_id")}

@@ -532,6 +532,36 @@ class SemanticMemory:
         flow = flows.entity_context(self._ctx(), entity_id, max_facts)
         return await self._athen(flow, self._touched_context)
 
+    def critical_facts(
+        self,
+        entity_id: str,
+        attributes: Sequence[str],
+        *,
+        include_pinned: bool = True,
+        limit: int = 10,
+    ) -> list[Fact]:
+        """Current facts of ``entity_id`` in any of ``attributes`` (or pinned), however old.
+
+        The context assembler shows them whatever the query (health and safety
+        facts, hard constraints, pinned facts).
+        """
+        return self._run(
+            flows.critical_facts(self._ctx(), entity_id, attributes, include_pinned, limit)
+        )
+
+    async def acritical_facts(
+        self,
+        entity_id: str,
+        attributes: Sequence[str],
+        *,
+        include_pinned: bool = True,
+        limit: int = 10,
+    ) -> list[Fact]:
+        """Async twin of :meth:`critical_facts`."""
+        return await self._arun(
+            flows.critical_facts(self._ctx(), entity_id, attributes, include_pinned, limit)
+        )
+
     def semantic_search(
         self, query: str, *, entity_type: str | None = None, top_k: int = 10
     ) -> list[SemanticSearchHit]:
