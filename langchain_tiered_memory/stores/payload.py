@@ -119,7 +119,9 @@ def hash_json(value: Any) -> str:
     return hashlib.blake2b(text.encode("utf-8"), digest_size=12).hexdigest()
 
 
+@functools.lru_cache(maxsize=4096)
 def _path_text(path: tuple[str, ...]) -> str:
+    """Encoded field path of a marker (cached: every item of a tier has the same fields)."""
     return encode_ns(path)
 
 
