@@ -18,6 +18,8 @@ Example:
 
 from __future__ import annotations
 
+from langgraph.store.base import InvalidNamespaceError
+
 __all__ = [
     "BackendError",
     "ConfigurationError",
@@ -47,8 +49,12 @@ class InvalidInputError(TieredMemoryError, ValueError):
     """A value passed to a public method is invalid; nothing was stored."""
 
 
-class NamespaceError(InvalidInputError):
-    """A namespace (tuple of labels) is empty, has empty labels, or non-string labels."""
+class NamespaceError(InvalidInputError, InvalidNamespaceError):
+    """A namespace (tuple of labels) is empty, has empty labels, or non-string labels.
+
+    It is also LangGraph's ``InvalidNamespaceError``, so code written for
+    ``InMemoryStore`` or ``SqliteStore`` catches it unchanged.
+    """
 
 
 class TokenBudgetError(InvalidInputError):
