@@ -56,7 +56,7 @@ from langchain_tiered_memory.tiers.common.scope import (
 )
 from langchain_tiered_memory.tiers.episodic.memory import EpisodicConfig
 from langchain_tiered_memory.tiers.procedural.memory import ProceduralConfig
-from langchain_tiered_memory.tiers.semantic.models import SemanticMemoryConfig
+from langchain_tiered_memory.tiers.semantic.models import SemanticConfig
 from langchain_tiered_memory.tiers.turns.models import LEXICAL_FIELD, TurnsConfig
 from langchain_tiered_memory.tokens import TokenCounter
 from langchain_tiered_memory.types import utcnow
@@ -91,7 +91,10 @@ class TieredMemory:
         clock: Returns "now" (aware); injectable for tests.
         assembly: How much the context assembler asks each tier for.
         forgetting: The forgetting policy used by consolidation.
-        turns_config: How the conversation-turn tier (``for_user(...).turns``)
+        episodic: Settings of the episodic tier (ranking, access counting).
+        semantic: Settings of the semantic tier (confidence, staleness, duplicates).
+        procedural: Settings of the procedural tier.
+        turns: How the conversation-turn tier (``for_user(...).turns``)
             indexes and searches turns.
 
     Attributes:
@@ -121,10 +124,10 @@ class TieredMemory:
         clock: Callable[[], datetime] | None = None,
         assembly: AssemblyConfig | None = None,
         forgetting: ForgettingPolicy | None = None,
-        episodic_config: EpisodicConfig | None = None,
-        semantic_config: SemanticMemoryConfig | None = None,
-        procedural_config: ProceduralConfig | None = None,
-        turns_config: TurnsConfig | None = None,
+        episodic: EpisodicConfig | None = None,
+        semantic: SemanticConfig | None = None,
+        procedural: ProceduralConfig | None = None,
+        turns: TurnsConfig | None = None,
     ) -> None:
         if not isinstance(store, BaseStore):
             raise ConfigurationError(
@@ -139,10 +142,10 @@ class TieredMemory:
             token_counter=token_counter or TokenCounter(),
             assembly=assembly or AssemblyConfig(),
             forgetting=forgetting or ForgettingPolicy(),
-            episodic_config=episodic_config,
-            semantic_config=semantic_config,
-            procedural_config=procedural_config,
-            turns_config=turns_config,
+            episodic_config=episodic,
+            semantic_config=semantic,
+            procedural_config=procedural,
+            turns_config=turns,
         )
         self.embeddings = embeddings
         self._users: dict[MemoryScope, UserMemory] = {}

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from langchain_tiered_memory.tiers.episodic.memory import EpisodicConfig, EpisodicMemory
     from langchain_tiered_memory.tiers.procedural.memory import ProceduralConfig, ProceduralMemory
     from langchain_tiered_memory.tiers.semantic.memory import SemanticMemory
-    from langchain_tiered_memory.tiers.semantic.models import SemanticMemoryConfig
+    from langchain_tiered_memory.tiers.semantic.models import SemanticConfig
     from langchain_tiered_memory.tiers.turns.models import TurnsConfig
     from langchain_tiered_memory.tokens import TokenCounter
     from langchain_tiered_memory.writeback.writer import DurableMemoryWriter
@@ -75,7 +75,7 @@ class MemoryRuntime:
     assembly: AssemblyConfig
     forgetting: ForgettingPolicy
     episodic_config: EpisodicConfig | None
-    semantic_config: SemanticMemoryConfig | None
+    semantic_config: SemanticConfig | None
     procedural_config: ProceduralConfig | None
     turns_config: TurnsConfig | None
     _errors: Counter[str] = field(default_factory=Counter, init=False, repr=False)

@@ -15,7 +15,7 @@ from langchain_tiered_memory.errors import ConfigurationError
 from langchain_tiered_memory.testing.fakes import FakeClock
 from langchain_tiered_memory.tiers.common.scope import MemoryScope
 from langchain_tiered_memory.tiers.semantic.memory import SemanticMemory
-from langchain_tiered_memory.tiers.semantic.models import SemanticMemoryConfig
+from langchain_tiered_memory.tiers.semantic.models import SemanticConfig
 
 
 class CountingStore(InMemoryStore):
@@ -35,7 +35,7 @@ class CountingStore(InMemoryStore):
 
 
 def semantic(store: InMemoryStore | None = None, **config: Any) -> SemanticMemory:
-    cfg = SemanticMemoryConfig(access_flush_seconds=None, **config)
+    cfg = SemanticConfig(access_flush_seconds=None, **config)
     return SemanticMemory(store or InMemoryStore(), MemoryScope("alice"), config=cfg)
 
 
@@ -114,9 +114,9 @@ def test_access_tracking_can_be_turned_off() -> None:
 
 def test_bad_access_settings_are_rejected() -> None:
     with pytest.raises(ConfigurationError, match="access_flush_size=0"):
-        SemanticMemoryConfig(access_flush_size=0)
+        SemanticConfig(access_flush_size=0)
     with pytest.raises(ConfigurationError, match="access_flush_seconds=-1"):
-        SemanticMemoryConfig(access_flush_seconds=-1)
+        SemanticConfig(access_flush_seconds=-1)
 
 
 def test_size_cap_keeps_the_more_accessed_of_two_equal_facts() -> None:

@@ -10,19 +10,18 @@ from typing import Any
 
 from langgraph.store.memory import InMemoryStore
 
-from langchain_tiered_memory import Episode, EpisodicConfig, TieredMemory
+from langchain_tiered_memory import Episode, TieredMemory
 from langchain_tiered_memory.export_import import RestoreOp, write_records
 from langchain_tiered_memory.testing.fakes import FakeClock, HashingEmbeddings
 from langchain_tiered_memory.tiers.common.scope import MemoryScope
+from langchain_tiered_memory.tiers.episodic import EpisodicConfig
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=timezone.utc)
 
 
 def make_memory(clock: FakeClock) -> TieredMemory:
     store = InMemoryStore(index={"dims": 384, "embed": HashingEmbeddings(), "fields": ["text"]})
-    return TieredMemory(
-        store, clock=clock, episodic_config=EpisodicConfig(access_flush_seconds=None)
-    )
+    return TieredMemory(store, clock=clock, episodic=EpisodicConfig(access_flush_seconds=None))
 
 
 async def both(memory: TieredMemory) -> dict[str, Any]:
