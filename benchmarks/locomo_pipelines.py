@@ -300,7 +300,7 @@ class StorePipeline:
                 self.tmp.name,
                 embeddings=self.embeddings,
                 durable_writes=False,
-                turns_config=self.turns_config,
+                turns=self.turns_config,
             )
             return
         index: IndexConfig = {"dims": 384, "embed": self.embeddings, "fields": ["text"]}

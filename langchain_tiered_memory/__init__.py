@@ -3,207 +3,98 @@
 Working, episodic, semantic and procedural memory on an embedded Qdrant store,
 offline by default (bundled tokenizer and embedding model, no LLM required).
 
+The top level holds what a user needs on day one: the memory
+(:class:`TieredMemory`, :class:`UserMemory`), the records you build
+(:class:`Episode`, :class:`TrajectoryStep`, :class:`Outcome`,
+:class:`ToolUsageRecord`) and read (:class:`Fact`, :class:`MemoryContext`), the
+agent integrations, the store, the embeddings, the model loader, and the errors
+you catch. Everything else is importable from its subpackage:
+``langchain_tiered_memory.tiers.<tier>``, ``.assembly``, ``.consolidation``,
+``.writeback``, ``.integrations``, ``.integrations.nodes``, ``.stores``,
+``.tokens``, ``.errors`` and ``.testing``.
+
 Example:
-    >>> from langchain_tiered_memory import TokenCounter
-    >>> TokenCounter().count("hello world")
-    2
+    >>> from langgraph.store.memory import InMemoryStore
+    >>> from langchain_tiered_memory import TieredMemory
+    >>> memory = TieredMemory(InMemoryStore())
+    >>> alice = memory.for_user("alice")
+    >>> _ = alice.remember("I'm allergic to shellfish.")
+    >>> "shellfish" in alice.build_memory_context("Dinner ideas?").text
+    True
 """
 
 from __future__ import annotations
 
-from langchain_tiered_memory.assembly import (
-    DroppedItem,
-    MemoryConflictResolver,
-    MemoryContext,
-    MemoryItem,
-)
-from langchain_tiered_memory.assembly.assembler import (
-    AssemblyConfig,
-    ContextAssembler,
-    UnifiedMemoryManager,
-)
-from langchain_tiered_memory.chat_models import LLMTimeoutError, load_chat_model
-from langchain_tiered_memory.consolidation import (
-    ConsolidationReport,
-    ForgettingPolicy,
-    MemoryConsolidator,
-    MemoryTrash,
-)
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from langchain_tiered_memory.assembly.assembler import AssemblyConfig
+from langchain_tiered_memory.assembly.items import MemoryContext
+from langchain_tiered_memory.chat_models import load_chat_model
 from langchain_tiered_memory.embeddings import LocalEmbeddings
 from langchain_tiered_memory.errors import (
     BackendError,
     ConfigurationError,
-    ExtractionError,
     InvalidInputError,
-    NamespaceError,
+    MemoryClosedError,
+    MemoryPathError,
     StoreLockedError,
     TieredMemoryError,
-    TokenBudgetError,
     WriteBackError,
-    WriteBackTimeoutError,
 )
 from langchain_tiered_memory.integrations.agent import create_memory_agent
-from langchain_tiered_memory.integrations.chat_history import BufferedChatMessageHistory
-from langchain_tiered_memory.integrations.nodes import (
-    MemoryAgentContext,
-    MemoryAgentState,
-    create_memory_tools,
-)
 from langchain_tiered_memory.memory import TieredMemory
-from langchain_tiered_memory.stores import (
-    OptimizationStatus,
-    QdrantMemoryStore,
-    RetrievalMode,
-)
-from langchain_tiered_memory.testing.offline_model import OfflineChatModel
-from langchain_tiered_memory.tiers.common.ranking import RankingConfig, ScoreBreakdown
-from langchain_tiered_memory.tiers.common.scope import MemoryScope
-from langchain_tiered_memory.tiers.episodic.conversations import ConversationIndex
-from langchain_tiered_memory.tiers.episodic.memory import EpisodicConfig, EpisodicMemory
-from langchain_tiered_memory.tiers.episodic.models import (
-    Episode,
-    Outcome,
-    Reflection,
-    ScoredEpisode,
-    TrajectoryStep,
-)
-from langchain_tiered_memory.tiers.episodic.reflection import EpisodeReflector
-from langchain_tiered_memory.tiers.procedural.memory import ProceduralConfig, ProceduralMemory
-from langchain_tiered_memory.tiers.procedural.models import Strategy, ToolGuidance, ToolUsageRecord
-from langchain_tiered_memory.tiers.semantic.extraction import (
-    EntityFactExtractor,
-    HeuristicFactExtractor,
-)
-from langchain_tiered_memory.tiers.semantic.memory import SemanticMemory
-from langchain_tiered_memory.tiers.semantic.models import (
-    Entity,
-    Fact,
-    Relation,
-    SemanticMemoryConfig,
-)
-from langchain_tiered_memory.tiers.semantic.results import (
-    EntityContext,
-    FactWriteResult,
-    RememberResult,
-    SemanticSearchHit,
-)
-from langchain_tiered_memory.tiers.turns.memory import (
-    ConversationTurn,
-    ConversationTurns,
-    TurnHit,
-    TurnsConfig,
-)
-from langchain_tiered_memory.tiers.working import (
-    ContextLayout,
-    ContextWindowBudget,
-    ConversationBuffer,
-    Priority,
-    PriorityTruncationBuffer,
-    SlidingWindowSummaryBuffer,
-    WorkingContext,
-    WorkingMemoryState,
-    create_working_memory_node,
-)
-from langchain_tiered_memory.tokens import (
-    TokenBudget,
-    TokenCounter,
-    get_encoding,
-    seed_tiktoken_cache,
-)
+from langchain_tiered_memory.stores.qdrant_store import QdrantMemoryStore
+from langchain_tiered_memory.tiers.episodic.models import Episode, Outcome, TrajectoryStep
+from langchain_tiered_memory.tiers.procedural.models import ToolUsageRecord
+from langchain_tiered_memory.tiers.semantic.models import Fact
 from langchain_tiered_memory.user_memory import UserMemory
-from langchain_tiered_memory.writeback.ops import DeadLetter, WriteBackStats, WriteOp, WriteReceipt
-from langchain_tiered_memory.writeback.ops import RetryPolicy as WriteRetryPolicy
-from langchain_tiered_memory.writeback.writer import AsyncMemoryWriter, DurableMemoryWriter
+
+if TYPE_CHECKING:
+    from langchain_tiered_memory.integrations.middleware import TieredMemoryMiddleware
 
 __version__ = "0.1.0"
 
 __all__ = [
     "AssemblyConfig",
-    "AsyncMemoryWriter",
     "BackendError",
-    "BufferedChatMessageHistory",
     "ConfigurationError",
-    "ConsolidationReport",
-    "ContextAssembler",
-    "ContextLayout",
-    "ContextWindowBudget",
-    "ConversationBuffer",
-    "ConversationIndex",
-    "ConversationTurn",
-    "ConversationTurns",
-    "DeadLetter",
-    "DroppedItem",
-    "DurableMemoryWriter",
-    "Entity",
-    "EntityContext",
-    "EntityFactExtractor",
     "Episode",
-    "EpisodeReflector",
-    "EpisodicConfig",
-    "EpisodicMemory",
-    "ExtractionError",
     "Fact",
-    "FactWriteResult",
-    "ForgettingPolicy",
-    "HeuristicFactExtractor",
     "InvalidInputError",
-    "LLMTimeoutError",
     "LocalEmbeddings",
-    "MemoryAgentContext",
-    "MemoryAgentState",
-    "MemoryConflictResolver",
-    "MemoryConsolidator",
+    "MemoryClosedError",
     "MemoryContext",
-    "MemoryItem",
-    "MemoryScope",
-    "MemoryTrash",
-    "NamespaceError",
-    "OfflineChatModel",
-    "OptimizationStatus",
+    "MemoryPathError",
     "Outcome",
-    "Priority",
-    "PriorityTruncationBuffer",
-    "ProceduralConfig",
-    "ProceduralMemory",
     "QdrantMemoryStore",
-    "RankingConfig",
-    "Reflection",
-    "Relation",
-    "RememberResult",
-    "RetrievalMode",
-    "ScoreBreakdown",
-    "ScoredEpisode",
-    "SemanticMemory",
-    "SemanticMemoryConfig",
-    "SemanticSearchHit",
-    "SlidingWindowSummaryBuffer",
     "StoreLockedError",
-    "Strategy",
     "TieredMemory",
     "TieredMemoryError",
-    "TokenBudget",
-    "TokenBudgetError",
-    "TokenCounter",
-    "ToolGuidance",
+    "TieredMemoryMiddleware",
     "ToolUsageRecord",
     "TrajectoryStep",
-    "TurnHit",
-    "TurnsConfig",
-    "UnifiedMemoryManager",
     "UserMemory",
-    "WorkingContext",
-    "WorkingMemoryState",
     "WriteBackError",
-    "WriteBackStats",
-    "WriteBackTimeoutError",
-    "WriteOp",
-    "WriteReceipt",
-    "WriteRetryPolicy",
     "__version__",
     "create_memory_agent",
-    "create_memory_tools",
-    "create_working_memory_node",
-    "get_encoding",
     "load_chat_model",
-    "seed_tiktoken_cache",
 ]
+
+_LAZY = {
+    # Needs ``langchain`` (the ``agents`` extra); imported on first use.
+    "TieredMemoryMiddleware": "langchain_tiered_memory.integrations.middleware",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])

@@ -26,6 +26,8 @@ __all__ = [
     "DiskFullError",
     "ExtractionError",
     "InvalidInputError",
+    "MemoryClosedError",
+    "MemoryPathError",
     "NamespaceError",
     "OutboxDamagedError",
     "StoreDamagedError",
@@ -43,6 +45,17 @@ class TieredMemoryError(Exception):
 
 class ConfigurationError(TieredMemoryError, ValueError):
     """The library was configured wrongly (bad option, missing extra, mismatched sizes)."""
+
+
+class MemoryPathError(ConfigurationError):
+    """The directory given to ``TieredMemory.open`` cannot hold a memory.
+
+    The path is empty, is an existing file, or sits under a file; nothing was written.
+    """
+
+
+class MemoryClosedError(TieredMemoryError, RuntimeError):
+    """A memory was used after ``close()``; open it again to keep using it."""
 
 
 class InvalidInputError(TieredMemoryError, ValueError):

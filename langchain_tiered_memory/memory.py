@@ -39,7 +39,7 @@ from langchain_tiered_memory.erasure import (
     erasure_marker,
     unfinished_users,
 )
-from langchain_tiered_memory.errors import ConfigurationError
+from langchain_tiered_memory.errors import ConfigurationError, MemoryPathError
 from langchain_tiered_memory.export_import import (
     ImportTarget,
     awrite_records,
@@ -60,7 +60,7 @@ from langchain_tiered_memory.tiers.common.scope import (
 )
 from langchain_tiered_memory.tiers.episodic.memory import EpisodicConfig
 from langchain_tiered_memory.tiers.procedural.memory import ProceduralConfig
-from langchain_tiered_memory.tiers.semantic.models import SemanticMemoryConfig
+from langchain_tiered_memory.tiers.semantic.models import SemanticConfig
 from langchain_tiered_memory.tiers.turns.models import LEXICAL_FIELD, TurnsConfig
 from langchain_tiered_memory.tokens import TokenCounter
 from langchain_tiered_memory.types import utcnow
@@ -82,6 +82,13 @@ class TieredMemory:
     or open the batteries-included default (embedded Qdrant on disk, bundled
     embedding model, offline tokenizer, no LLM) with :meth:`open`.
 
+    Work with one user's memory through :meth:`for_user`. The recommended way to
+    write is ``memory.for_user(user_id).queue_remember(text)`` (durable, off the
+    hot path); :class:`UserMemory` says when to use ``remember``,
+    ``semantic.store_fact``, ``queue_episode`` and ``queue_tool_use`` instead.
+    After :meth:`close`, every method except ``close`` raises
+    :class:`~langchain_tiered_memory.errors.MemoryClosedError`.
+
     Args:
         store: Any LangGraph ``BaseStore``; give it a vector index for
             similarity search (``index={"dims": ..., "embed": ...}``).
@@ -94,7 +101,10 @@ class TieredMemory:
         clock: Returns "now" (aware); injectable for tests.
         assembly: How much the context assembler asks each tier for.
         forgetting: The forgetting policy used by consolidation.
-        turns_config: How the conversation-turn tier (``for_user(...).turns``)
+        episodic: Settings of the episodic tier (ranking, access counting).
+        semantic: Settings of the semantic tier (confidence, staleness, duplicates).
+        procedural: Settings of the procedural tier.
+        turns: How the conversation-turn tier (``for_user(...).turns``)
             indexes and searches turns.
 
     Attributes:
@@ -105,7 +115,6 @@ class TieredMemory:
 
     __slots__ = (
         "__weakref__",
-        "_closed",
         "_lock",
         "_owns_store",
         "_users",
@@ -124,10 +133,10 @@ class TieredMemory:
         clock: Callable[[], datetime] | None = None,
         assembly: AssemblyConfig | None = None,
         forgetting: ForgettingPolicy | None = None,
-        episodic_config: EpisodicConfig | None = None,
-        semantic_config: SemanticMemoryConfig | None = None,
-        procedural_config: ProceduralConfig | None = None,
-        turns_config: TurnsConfig | None = None,
+        episodic: EpisodicConfig | None = None,
+        semantic: SemanticConfig | None = None,
+        procedural: ProceduralConfig | None = None,
+        turns: TurnsConfig | None = None,
     ) -> None:
         if not isinstance(store, BaseStore):
             raise ConfigurationError(
@@ -142,16 +151,15 @@ class TieredMemory:
             token_counter=token_counter or TokenCounter(),
             assembly=assembly or AssemblyConfig(),
             forgetting=forgetting or ForgettingPolicy(),
-            episodic_config=episodic_config,
-            semantic_config=semantic_config,
-            procedural_config=procedural_config,
-            turns_config=turns_config,
+            episodic_config=episodic,
+            semantic_config=semantic,
+            procedural_config=procedural,
+            turns_config=turns,
         )
         self.embeddings = embeddings
         self._users: dict[MemoryScope, UserMemory] = {}
         self._lock = threading.Lock()
         self._owns_store = False
-        self._closed = False
 
     @property
     def store(self) -> BaseStore:
@@ -204,6 +212,8 @@ class TieredMemory:
             **kwargs: Passed to the constructor.
 
         Raises:
+            MemoryPathError: ``path`` is empty, is a file, or cannot be created
+                (a parent is a file, no permission); nothing was written.
             StoreLockedError: The directory is open in another process.
             ConfigurationError: ``store_options`` names an unknown option or one
                 that ``open`` sets itself.
@@ -211,12 +221,11 @@ class TieredMemory:
         from langchain_tiered_memory.stores import QdrantMemoryStore
 
         options = _store_options(store_options, QdrantMemoryStore.embedded)
+        root = _memory_dir(path)
         if embeddings is None:
             from langchain_tiered_memory.embeddings import LocalEmbeddings
 
             embeddings = LocalEmbeddings.default()
-        root = Path(path)
-        root.mkdir(parents=True, exist_ok=True)
         cached = CachedEmbeddings(embeddings)
         dims = len(cached.embed_query("dimension probe"))
         store = QdrantMemoryStore.embedded(
@@ -234,6 +243,7 @@ class TieredMemory:
             raise
         memory = cls(store, embeddings=cached, llm=llm, writer=writer, **kwargs)
         memory._owns_store = True
+        memory.runtime.lifecycle.path = str(root)
         try:
             if writer is not None:
                 from langchain_tiered_memory.writeback.handlers import register_memory_handlers
@@ -249,8 +259,19 @@ class TieredMemory:
     # -- users -----------------------------------------------------------------------
 
     def for_user(self, user_id: str, agent_id: str | None = None) -> UserMemory:
-        """Everything of one user (optionally one agent); every call through it is scoped."""
-        self._check_open()
+        """Everything of one user (optionally one agent); every call through it is scoped.
+
+        Ids are normalised (:func:`~langchain_tiered_memory.tiers.common.scope.normalize_id`):
+        Unicode NFC, surrounding whitespace stripped, inner whitespace collapsed
+        and lower-cased, so ``for_user("Alice")`` and ``for_user(" alice ")`` are
+        the same user, ``"alice"`` (:attr:`UserMemory.user_id`). Keep your own
+        display names elsewhere if case matters to you.
+
+        Raises:
+            InvalidInputError: ``user_id`` or ``agent_id`` is not a usable id.
+            MemoryClosedError: The memory was closed.
+        """
+        self._check_open("for_user")
         scope = MemoryScope(user_id, agent_id)
         with self._lock:
             user = self._users.get(scope)
@@ -261,6 +282,7 @@ class TieredMemory:
 
     def users(self) -> list[str]:
         """Every user id with memories in the store."""
+        self._check_open("users")
         namespaces = self.store.list_namespaces(prefix=(ROOT_LABEL,), max_depth=2, limit=100_000)
         # Some stores keep emptied namespaces listed: a user is one with at least one item.
         return [
@@ -271,6 +293,7 @@ class TieredMemory:
 
     async def ausers(self) -> list[str]:
         """Async twin of :meth:`users`."""
+        self._check_open("ausers")
         namespaces = await self.store.alist_namespaces(
             prefix=(ROOT_LABEL,), max_depth=2, limit=100_000
         )
@@ -280,26 +303,25 @@ class TieredMemory:
             if await self.store.asearch((ROOT_LABEL, u), limit=1)
         ]
 
-    def _check_open(self) -> None:
-        if self._closed:
-            raise ConfigurationError("this TieredMemory is closed: open a new one")
+    def _check_open(self, method: str) -> None:
+        self.runtime.lifecycle.check_open(method)
 
     # -- export / import -------------------------------------------------------------
 
     def export_user(self, user_id: str) -> Iterator[dict[str, Any]]:
         """Yield every record of a user (all tiers and agents) as JSON-ready dicts."""
+        self._check_open("export_user")
         prefix = MemoryScope(user_id).user_prefix
-        for item in self.runtime.scan(prefix):
-            yield export_record(item)
+        return (export_record(item) for item in self.runtime.scan(prefix))
 
-    async def aexport_user(self, user_id: str) -> AsyncIterator[dict[str, Any]]:
-        """Async twin of :meth:`export_user` (an async iterator)."""
-        prefix = MemoryScope(user_id).user_prefix
-        async for item in self.runtime.ascan(prefix):
-            yield export_record(item)
+    def aexport_user(self, user_id: str) -> AsyncIterator[dict[str, Any]]:
+        """Async twin of :meth:`export_user` (an async iterator: ``async for``)."""
+        self._check_open("aexport_user")
+        return _aexport_records(self.runtime.ascan(MemoryScope(user_id).user_prefix))
 
     def export_jsonl(self, user_id: str, path: str | os.PathLike[str]) -> int:
         """Write :meth:`export_user` to a JSON Lines file; returns the record count."""
+        self._check_open("export_jsonl")
         count = 0
         with open(path, "w", encoding="utf-8") as fh:
             for record in self.export_user(user_id):
@@ -309,6 +331,7 @@ class TieredMemory:
 
     async def aexport_jsonl(self, user_id: str, path: str | os.PathLike[str]) -> int:
         """Async twin of :meth:`export_jsonl`: the file is written off the event loop."""
+        self._check_open("aexport_jsonl")
         fh = await asyncio.to_thread(open, path, "w", encoding="utf-8")
         try:
             count, lines = 0, []
@@ -358,6 +381,7 @@ class TieredMemory:
                 ``user_id`` was given for a file of several users. The message
                 names the file, line and label; nothing is written.
         """
+        self._check_open("import_jsonl")
         target = ImportTarget(user_id=user_id, user_map=user_map, keep_file_users=keep_file_users)
         ops = read_records(path, target)
         write_records(self.store, ops)
@@ -372,6 +396,7 @@ class TieredMemory:
         keep_file_users: bool = False,
     ) -> int:
         """Async twin of :meth:`import_jsonl`."""
+        self._check_open("aimport_jsonl")
         target = ImportTarget(user_id=user_id, user_map=user_map, keep_file_users=keep_file_users)
         ops = read_records(path, target)
         await awrite_records(self.store, ops)
@@ -425,6 +450,7 @@ class TieredMemory:
         Returns:
             How many store records were deleted.
         """
+        self._check_open("forget_user")
         uid, prefix = self._forget_prepare(user_id)
         self.store.batch([erasure_marker(uid, "delete", self.clock())])  # before anything goes
         if self.writer is not None:
@@ -442,6 +468,7 @@ class TieredMemory:
 
     async def aforget_user(self, user_id: str, *, purge: bool = True) -> int:
         """Async twin of :meth:`forget_user`."""
+        self._check_open("aforget_user")
         uid, prefix = self._forget_prepare(user_id)
         await self.store.abatch([erasure_marker(uid, "delete", self.clock())])
         if self.writer is not None:
@@ -496,12 +523,14 @@ class TieredMemory:
 
         A full scan of the store: meant for dashboards and the CLI, not the hot path.
         """
+        self._check_open("stats")
         from langchain_tiered_memory.health import compute_stats
 
         return compute_stats(self.runtime)
 
     async def astats(self) -> dict[str, Any]:
         """Async twin of :meth:`stats`."""
+        self._check_open("astats")
         from langchain_tiered_memory.health import acompute_stats
 
         return await acompute_stats(self.runtime)
@@ -510,24 +539,30 @@ class TieredMemory:
 
     def flush(self, timeout: float | None = None) -> None:
         """Wait until every queued write-back is applied (no-op without a writer)."""
+        self._check_open("flush")
         if self.writer is not None:
             self.writer.flush(timeout)
 
     async def aflush(self, timeout: float | None = None) -> None:
         """Async twin of :meth:`flush`."""
+        self._check_open("aflush")
         if self.writer is not None:
             await self.writer.aflush(timeout)
 
     def close(self) -> None:
-        """Flush write-back, stop the writer, close the store if this object opened it."""
-        if self._closed:
+        """Flush write-back, stop the writer, close the store if this object opened it.
+
+        Closing twice is harmless; any other method called afterwards raises
+        :class:`~langchain_tiered_memory.errors.MemoryClosedError`.
+        """
+        if self.runtime.lifecycle.closed:
             return
         try:
             # The writer flushes first, and its handlers still need for_user().
             if self.writer is not None:
                 self.writer.close()
         finally:
-            self._closed = True
+            self.runtime.lifecycle.close()
             try:
                 save_access(self.store)  # access counts of this process, before closing
             finally:
@@ -536,13 +571,13 @@ class TieredMemory:
 
     async def aclose(self) -> None:
         """Async twin of :meth:`close`."""
-        if self._closed:
+        if self.runtime.lifecycle.closed:
             return
         try:
             if self.writer is not None:
                 await self.writer.aclose()
         finally:
-            self._closed = True
+            self.runtime.lifecycle.close()
             try:
                 await asave_access(self.store)
             finally:
@@ -560,6 +595,46 @@ class TieredMemory:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
+
+
+def _memory_dir(path: Any) -> Path:
+    """The memory directory ``TieredMemory.open`` was given, checked and created.
+
+    Raises:
+        MemoryPathError: Not a path, empty, an existing file, or not creatable.
+    """
+    if not isinstance(path, (str, os.PathLike)):
+        raise MemoryPathError(
+            f"path must be a directory path (str or os.PathLike), got {type(path).__name__} "
+            f"{path!r}: pass the directory to keep the memory in, e.g. "
+            "TieredMemory.open('./memory')"
+        )
+    text = os.fsdecode(os.fspath(path))
+    if not text.strip():
+        raise MemoryPathError(
+            f"path {text!r} is empty: pass the directory to keep the memory in, e.g. "
+            "TieredMemory.open('./memory') (an empty path would put the store and the "
+            "write-back outbox in the current directory)"
+        )
+    root = Path(text)
+    if root.exists() and not root.is_dir():
+        raise MemoryPathError(
+            f"{root} is a file, not a directory: pass the path of a directory for the memory "
+            "(it is created if missing), not the path of a file"
+        )
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError) as exc:
+        raise MemoryPathError(
+            f"cannot create the memory directory {root}: part of that path is a file "
+            f"({exc.filename or root}): choose a path whose parents are directories"
+        ) from exc
+    except OSError as exc:
+        raise MemoryPathError(
+            f"cannot create the memory directory {root}: {exc.strerror or exc}: choose a "
+            "directory this process can write to"
+        ) from exc
+    return root
 
 
 _OPEN_SETS = ("path", "index", "retrieval", "lexical_fields")
@@ -584,6 +659,12 @@ def _store_options(
             f"unknown store option {', '.join(unknown)}: use one of {', '.join(sorted(accepted))}"
         )
     return options
+
+
+async def _aexport_records(items: AsyncIterator[Any]) -> AsyncIterator[dict[str, Any]]:
+    """The export records of ``items`` (as :meth:`TieredMemory.aexport_user` yields them)."""
+    async for item in items:
+        yield export_record(item)
 
 
 def _index_embeddings(store: BaseStore) -> list[Any]:

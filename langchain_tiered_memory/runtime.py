@@ -27,6 +27,8 @@ from typing import TYPE_CHECKING, Protocol
 
 from langgraph.store.base import BaseStore, SearchItem
 
+from langchain_tiered_memory.errors import MemoryClosedError
+
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
 
@@ -37,16 +39,51 @@ if TYPE_CHECKING:
     from langchain_tiered_memory.tiers.episodic.memory import EpisodicConfig, EpisodicMemory
     from langchain_tiered_memory.tiers.procedural.memory import ProceduralConfig, ProceduralMemory
     from langchain_tiered_memory.tiers.semantic.memory import SemanticMemory
-    from langchain_tiered_memory.tiers.semantic.models import SemanticMemoryConfig
+    from langchain_tiered_memory.tiers.semantic.models import SemanticConfig
     from langchain_tiered_memory.tiers.turns.models import TurnsConfig
     from langchain_tiered_memory.tokens import TokenCounter
     from langchain_tiered_memory.writeback.writer import DurableMemoryWriter
 
-__all__ = ["MemoryRuntime", "UserResolver", "UserTiers"]
+__all__ = ["Lifecycle", "MemoryRuntime", "UserResolver", "UserTiers"]
 
 logger = logging.getLogger(__name__)
 
 _PAGE = 1000
+
+
+@dataclass(eq=False)
+class Lifecycle:
+    """Whether a memory is still open, and where it lives (named in errors).
+
+    Example:
+        >>> life = Lifecycle(path="./memory")
+        >>> life.check_open("search")
+        >>> life.close()
+        >>> life.check_open("search")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        langchain_tiered_memory.errors.MemoryClosedError: search() was called ... after close(): ...
+    """
+
+    path: str | None = None
+    closed: bool = False
+
+    def close(self) -> None:
+        """Mark the memory closed: every public method raises from now on."""
+        self.closed = True
+
+    def check_open(self, method: str) -> None:
+        """Raise :class:`MemoryClosedError` naming ``method`` once the memory is closed."""
+        if not self.closed:
+            return
+        if self.path is None:
+            where, reopen = "", "TieredMemory(store)"
+        else:
+            where, reopen = f" at {self.path}", f"TieredMemory.open({self.path!r})"
+        raise MemoryClosedError(
+            f"{method}() was called on the memory{where} after close(): open it again "
+            f"with {reopen} and use the new object"
+        )
 
 
 @dataclass(frozen=True, eq=False)
@@ -65,6 +102,7 @@ class MemoryRuntime:
         semantic_config: Settings of the semantic tier.
         procedural_config: Settings of the procedural tier.
         turns_config: Settings of the conversation-turn tier.
+        lifecycle: Whether the memory is open; every public method checks it.
     """
 
     store: BaseStore
@@ -75,9 +113,10 @@ class MemoryRuntime:
     assembly: AssemblyConfig
     forgetting: ForgettingPolicy
     episodic_config: EpisodicConfig | None
-    semantic_config: SemanticMemoryConfig | None
+    semantic_config: SemanticConfig | None
     procedural_config: ProceduralConfig | None
     turns_config: TurnsConfig | None
+    lifecycle: Lifecycle = field(default_factory=Lifecycle, init=False)
     _errors: Counter[str] = field(default_factory=Counter, init=False, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 

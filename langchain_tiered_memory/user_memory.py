@@ -59,6 +59,25 @@ class ForgetResult:
 class UserMemory:
     """All tiers of one user (and optional agent), plus context assembly.
 
+    **Writing memories.** The recommended write path is :meth:`queue_remember`:
+    it checks the text, commits it to the durable write-back outbox and returns
+    at once, and the facts are extracted and stored off the hot path (directly
+    when the memory has no writer; :meth:`TieredMemory.flush` waits for them).
+    Use the others when they fit better:
+
+    * :meth:`remember`: the facts must be stored before the next line (scripts,
+      tests) or you want the :class:`RememberResult` of what was stored;
+    * ``semantic.store_fact(...)``: you already hold one structured fact with
+      a confidence (no extraction);
+    * :meth:`queue_episode` and :meth:`queue_tool_use`: task episodes and tool
+      records, the same way;
+    * in an agent, :func:`~langchain_tiered_memory.create_memory_agent` or
+      :class:`~langchain_tiered_memory.integrations.middleware.TieredMemoryMiddleware`
+      writes every turn for you (its memory tools use :meth:`queue_remember`).
+
+    Every method raises :class:`~langchain_tiered_memory.errors.MemoryClosedError`
+    once the memory it came from is closed.
+
     Args:
         runtime: The shared parts of the memory (``TieredMemory.runtime``).
         scope: Whose memory this is.
@@ -121,11 +140,13 @@ class UserMemory:
             InvalidInputError: ``query`` is not a string, is empty or blank, or is
                 not valid Unicode.
         """
+        self.runtime.lifecycle.check_open("build_memory_context")
         checked, note = _check_query(query, "build_memory_context")
         return _noted(self.assembler.build(checked, token_budget), note)
 
     async def abuild_memory_context(self, query: str, token_budget: int = 2000) -> MemoryContext:
         """Async twin of :meth:`build_memory_context`."""
+        self.runtime.lifecycle.check_open("abuild_memory_context")
         checked, note = _check_query(query, "abuild_memory_context")
         return _noted(await self.assembler.abuild(checked, token_budget), note)
 
@@ -133,10 +154,12 @@ class UserMemory:
 
     def remember(self, text: str, source_episode_id: str | None = None) -> RememberResult:
         """Extract facts from what the user said and store them (cheap path first)."""
+        self.runtime.lifecycle.check_open("remember")
         return self.semantic.remember_from_text(text, source_episode_id)
 
     async def aremember(self, text: str, source_episode_id: str | None = None) -> RememberResult:
         """Async twin of :meth:`remember`."""
+        self.runtime.lifecycle.check_open("aremember")
         return await self.semantic.aremember_from_text(text, source_episode_id)
 
     # -- write-back off the hot path ---------------------------------------------------
@@ -150,6 +173,7 @@ class UserMemory:
         Raises:
             InvalidInputError: The episode is invalid or too large; nothing is queued.
         """
+        self.runtime.lifecycle.check_open("queue_episode")
         writer = self.runtime.writer
         if writer is None:
             self.episodic.record(episode)
@@ -159,6 +183,7 @@ class UserMemory:
 
     async def aqueue_episode(self, episode: Episode) -> WriteReceipt | None:
         """Async twin of :meth:`queue_episode`."""
+        self.runtime.lifecycle.check_open("aqueue_episode")
         writer = self.runtime.writer
         if writer is None:
             await self.episodic.arecord(episode)
@@ -175,6 +200,7 @@ class UserMemory:
             InvalidInputError: ``text`` is refused as :meth:`remember` refuses it
                 (blank, not valid Unicode, over ``MAX_TEXT_CHARS``); nothing is queued.
         """
+        self.runtime.lifecycle.check_open("queue_remember")
         writer = self.runtime.writer
         if writer is None:
             self.remember(text, source_episode_id)
@@ -186,6 +212,7 @@ class UserMemory:
         self, text: str, source_episode_id: str | None = None
     ) -> WriteReceipt | None:
         """Async twin of :meth:`queue_remember`."""
+        self.runtime.lifecycle.check_open("aqueue_remember")
         writer = self.runtime.writer
         if writer is None:
             await self.aremember(text, source_episode_id)
@@ -199,6 +226,7 @@ class UserMemory:
         Raises:
             InvalidInputError: The record is invalid or too large; nothing is queued.
         """
+        self.runtime.lifecycle.check_open("queue_tool_use")
         writer = self.runtime.writer
         if writer is None:
             self.procedural.record_tool_use(record)
@@ -208,6 +236,7 @@ class UserMemory:
 
     async def aqueue_tool_use(self, record: ToolUsageRecord) -> WriteReceipt | None:
         """Async twin of :meth:`queue_tool_use`."""
+        self.runtime.lifecycle.check_open("aqueue_tool_use")
         writer = self.runtime.writer
         if writer is None:
             await self.procedural.arecord_tool_use(record)
@@ -223,6 +252,7 @@ class UserMemory:
         Afterwards the access counts of the user's episodes and facts counted in
         this process are saved.
         """
+        self.runtime.lifecycle.check_open("consolidate")
         report = MemoryConsolidator(self).consolidate(progress)
         self.episodic.flush_access()
         self.semantic.flush_access()
@@ -230,6 +260,7 @@ class UserMemory:
 
     async def aconsolidate(self, progress: ProgressCallback | None = None) -> ConsolidationReport:
         """Async twin of :meth:`consolidate`."""
+        self.runtime.lifecycle.check_open("aconsolidate")
         report = await MemoryConsolidator(self).aconsolidate(progress)
         await self.episodic.aflush_access()
         await self.semantic.aflush_access()
@@ -254,11 +285,13 @@ class UserMemory:
             InvalidInputError: ``query`` is empty, blank or not valid Unicode, or
                 ``top_k`` is not a positive int.
         """
+        self.runtime.lifecycle.check_open("search")
         checked, _ = _check_search(query, top_k, "search")
         return self._search_items(self.assembler.build(checked, token_budget=100_000), top_k)
 
     async def asearch(self, query: str, top_k: int = 5) -> list[MemoryItem]:
         """Async twin of :meth:`search`."""
+        self.runtime.lifecycle.check_open("asearch")
         checked, _ = _check_search(query, top_k, "asearch")
         ctx = await self.assembler.abuild(checked, token_budget=100_000)
         return self._search_items(ctx, top_k)
@@ -280,6 +313,7 @@ class UserMemory:
         shellfish" but never an unrelated fact that merely ranked first (search
         scores are not comparable across retrieval modes, word overlap is).
         """
+        self.runtime.lifecycle.check_open("forget")
         hits = self._forget_targets(
             query, self.semantic.semantic_search(query, top_k=limit), min_overlap
         )
@@ -294,6 +328,7 @@ class UserMemory:
         self, query: str, *, min_overlap: float = 0.5, limit: int = 3
     ) -> ForgetResult:
         """Async twin of :meth:`forget`."""
+        self.runtime.lifecycle.check_open("aforget")
         hits = self._forget_targets(
             query, await self.semantic.asemantic_search(query, top_k=limit), min_overlap
         )

@@ -1,11 +1,14 @@
 """Context assembly: tier-neutral items, conflict resolution, framing and budget packing."""
 
+from langchain_tiered_memory.assembly.assembler import AssemblyConfig, ContextAssembler
 from langchain_tiered_memory.assembly.conflicts import MemoryConflictResolver
 from langchain_tiered_memory.assembly.items import DroppedItem, MemoryContext, MemoryItem
 from langchain_tiered_memory.assembly.packing import SECTION_ORDER, pack_items
 
 __all__ = [
     "SECTION_ORDER",
+    "AssemblyConfig",
+    "ContextAssembler",
     "DroppedItem",
     "MemoryConflictResolver",
     "MemoryContext",

@@ -58,7 +58,7 @@ from langchain_tiered_memory.tiers.semantic.memory import SemanticMemory
 from langchain_tiered_memory.tiers.turns.memory import ConversationTurns
 from langchain_tiered_memory.tokens import TokenCounter
 
-__all__ = ["DEFAULT_RELEVANCE_FLOOR", "AssemblyConfig", "ContextAssembler", "UnifiedMemoryManager"]
+__all__ = ["DEFAULT_RELEVANCE_FLOOR", "AssemblyConfig", "ContextAssembler"]
 
 Packing = Literal["utility", "sections"]
 
@@ -373,7 +373,3 @@ async def _outcome(awaitable: Awaitable[Any]) -> Any:
         return await awaitable
     except Exception as exc:
         return exc
-
-
-UnifiedMemoryManager = ContextAssembler
-"""The seed's name for the context assembler."""

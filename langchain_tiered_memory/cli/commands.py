@@ -35,6 +35,7 @@ from typing import Any
 
 from langchain_tiered_memory.errors import TieredMemoryError
 from langchain_tiered_memory.memory import TieredMemory
+from langchain_tiered_memory.tiers.common.scope import normalize_id
 
 __all__ = ["main"]
 
@@ -69,7 +70,7 @@ def _open_existing(path: str) -> Iterator[TieredMemory]:
 
 def _check_user(memory: TieredMemory, path: str, user: str) -> str:
     users = memory.users()
-    uid = " ".join(user.split()).lower()
+    uid = normalize_id(user, what="--user")  # as for_user normalises it: "Alice" is "alice"
     if uid not in users:
         known = ", ".join(users) if users else "none"
         raise CliError(f"no memories of user {user!r} in {path} (users there: {known})")

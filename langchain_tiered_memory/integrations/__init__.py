@@ -20,6 +20,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from langchain_tiered_memory.integrations.agent import create_memory_agent
     from langchain_tiered_memory.integrations.chat_history import (
         BufferedChatMessageHistory,
         create_session_history_factory,
@@ -31,10 +32,12 @@ __all__ = [
     "BufferedChatMessageHistory",
     "TieredMemoryMiddleware",
     "WorkingBufferMemory",
+    "create_memory_agent",
     "create_session_history_factory",
 ]
 
 _LAZY = {
+    "create_memory_agent": "langchain_tiered_memory.integrations.agent",
     "BufferedChatMessageHistory": "langchain_tiered_memory.integrations.chat_history",
     "create_session_history_factory": "langchain_tiered_memory.integrations.chat_history",
     "WorkingBufferMemory": "langchain_tiered_memory.integrations.classic_memory",

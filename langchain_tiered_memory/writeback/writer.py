@@ -70,7 +70,6 @@ from langchain_tiered_memory.writeback.ops import (
 from langchain_tiered_memory.writeback.outbox import OUTBOX_FILENAME, Failure, Outbox, OutboxRow
 
 __all__ = [
-    "AsyncMemoryWriter",
     "DurableMemoryWriter",
     "Handler",
     "WriteBackTimeoutError",
@@ -575,37 +574,3 @@ class DurableMemoryWriter:
         if now - self._last_prune >= _PRUNE_INTERVAL:
             self._last_prune = now
             self._outbox.prune_applied(now - self.applied_retention.total_seconds())
-
-
-class AsyncMemoryWriter(DurableMemoryWriter):
-    """The seed's name, asyncio-facing: ``await writer.schedule(op)`` queues durably.
-
-    Unlike the seed it takes a :class:`WriteOp`, not a callable: a callable
-    cannot be stored on disk, so it would be lost in a crash. Register a handler
-    for each kind of write and schedule operations by name.
-
-    Example:
-        >>> import asyncio, tempfile
-        >>> from langgraph.store.memory import InMemoryStore
-        >>> async def main():
-        ...     async with AsyncMemoryWriter(InMemoryStore(), tempfile.mkdtemp()) as writer:
-        ...         await writer.schedule(WriteOp.put(("m",), "k", {"v": 1}))
-        ...         await writer.aflush()
-        ...         return (await writer.astats()).applied
-        >>> asyncio.run(main())
-        1
-    """
-
-    async def schedule(self, op: WriteOp) -> WriteReceipt:
-        """Queue ``op`` durably (async); returns once it is on disk.
-
-        Raises:
-            InvalidInputError: ``op`` is a callable or not a :class:`WriteOp`.
-        """
-        if callable(op) and not isinstance(op, WriteOp):
-            raise InvalidInputError(
-                "schedule() takes a WriteOp, not a callable: a callable cannot be stored durably. "
-                "Register a handler with writer.register(name, fn) and schedule "
-                "WriteOp(name, payload) instead"
-            )
-        return await self.asubmit(op)

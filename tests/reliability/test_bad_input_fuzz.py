@@ -23,12 +23,12 @@ from reliability_helpers import fast_dir, open_memory
 
 from langchain_tiered_memory import (
     Episode,
-    Strategy,
     TieredMemory,
     TieredMemoryError,
     ToolUsageRecord,
     TrajectoryStep,
 )
+from langchain_tiered_memory.tiers.procedural import Strategy
 
 ALLOWED = (TieredMemoryError, ValueError, TypeError)
 

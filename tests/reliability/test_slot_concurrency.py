@@ -20,7 +20,7 @@ from langchain_tiered_memory import ConfigurationError, TieredMemory
 from langchain_tiered_memory.stores.serialized import unwrap
 from langchain_tiered_memory.testing.fakes import HashingEmbeddings
 from langchain_tiered_memory.tiers.semantic.flows import FlowContext
-from langchain_tiered_memory.tiers.semantic.models import SemanticMemoryConfig
+from langchain_tiered_memory.tiers.semantic.models import SemanticConfig
 from langchain_tiered_memory.tiers.semantic.slot_lock import slot_lock
 from langchain_tiered_memory.types import utcnow
 
@@ -122,7 +122,7 @@ def test_a_slot_left_with_several_current_values_is_repaired_by_its_next_write()
     other; the next write to the slot keeps the newest value and ends the others."""
     memory = TieredMemory(InMemoryStore())
     user = memory.for_user("u")
-    ctx = FlowContext(user.scope, SemanticMemoryConfig(), utcnow())
+    ctx = FlowContext(user.scope, SemanticConfig(), utcnow())
     write_city(memory, "u", "Paris")
     (paris,) = user.semantic.get_facts("alice")
     for city in ("Lyon", "Nice"):  # two more current values, written past the lock

@@ -18,7 +18,6 @@ from langgraph.store.memory import InMemoryStore
 
 from langchain_tiered_memory import (
     Episode,
-    EpisodicConfig,
     Outcome,
     TieredMemory,
     ToolUsageRecord,
@@ -26,6 +25,7 @@ from langchain_tiered_memory import (
 from langchain_tiered_memory.export_import import RestoreOp, write_records
 from langchain_tiered_memory.testing.fakes import FakeClock, HashingEmbeddings
 from langchain_tiered_memory.tiers.common.scope import MemoryScope
+from langchain_tiered_memory.tiers.episodic import EpisodicConfig
 
 QUIET = EpisodicConfig()
 
@@ -33,10 +33,10 @@ QUIET = EpisodicConfig()
 def memory_on(kind: str, tmp_path: Path, clock: FakeClock | None = None) -> TieredMemory:
     if kind == "embedded":
         return TieredMemory.open(
-            tmp_path / "mem", embeddings=HashingEmbeddings(), clock=clock, episodic_config=QUIET
+            tmp_path / "mem", embeddings=HashingEmbeddings(), clock=clock, episodic=QUIET
         )
     store = InMemoryStore(index={"dims": 384, "embed": HashingEmbeddings(), "fields": ["text"]})
-    return TieredMemory(store, clock=clock, episodic_config=QUIET)
+    return TieredMemory(store, clock=clock, episodic=QUIET)
 
 
 @pytest.fixture(params=["inmemory", "embedded"])

@@ -21,7 +21,7 @@ from langchain_tiered_memory.tiers.episodic.models import Episode
 from langchain_tiered_memory.tiers.episodic.reflection import EpisodeReflector
 from langchain_tiered_memory.tiers.semantic.consistency import LLMConsistencyJudge
 from langchain_tiered_memory.tiers.semantic.extraction import EntityFactExtractor
-from langchain_tiered_memory.tiers.semantic.models import SemanticMemoryConfig
+from langchain_tiered_memory.tiers.semantic.models import SemanticConfig
 from langchain_tiered_memory.tiers.working.summary import SummarizationTimeoutError, Summarizer
 
 BAD_TIMEOUTS = [0, -1, 0.0, math.nan, math.inf, True, "3", [1]]
@@ -45,7 +45,7 @@ def test_bad_timeouts_are_rejected_everywhere(bad: Any) -> None:
     with pytest.raises(ConfigurationError, match="positive number of seconds or None"):
         check_timeout(bad)
     with pytest.raises(ConfigurationError, match="llm_timeout"):
-        SemanticMemoryConfig(llm_timeout=bad)
+        SemanticConfig(llm_timeout=bad)
     with pytest.raises(ConfigurationError, match="timeout"):
         EpisodeReflector(model, timeout=bad)
     with pytest.raises(ConfigurationError, match="timeout"):
@@ -59,8 +59,8 @@ def test_bad_timeouts_are_rejected_everywhere(bad: Any) -> None:
 def test_good_timeouts_are_accepted() -> None:
     assert check_timeout(None) is None
     assert check_timeout(2) == 2.0
-    assert SemanticMemoryConfig(llm_timeout=None).llm_timeout is None
-    assert SemanticMemoryConfig().llm_timeout == 30.0
+    assert SemanticConfig(llm_timeout=None).llm_timeout is None
+    assert SemanticConfig().llm_timeout == 30.0
     assert EpisodeReflector(ScriptedChatModel(), timeout=None).timeout is None
 
 

@@ -191,7 +191,7 @@ def test_users_are_isolated() -> None:
 
 def test_tiered_memory_passes_its_turns_config() -> None:
     config = TurnsConfig(candidates=7)
-    memory = TieredMemory(new_store(), turns_config=config)
+    memory = TieredMemory(new_store(), turns=config)
     assert memory.for_user("alice").turns.config is config
 
 

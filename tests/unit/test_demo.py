@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from langgraph.store.memory import InMemoryStore
 
-from langchain_tiered_memory import TieredMemory, TokenCounter
+from langchain_tiered_memory import TieredMemory
 from langchain_tiered_memory.cli.demo import (
     STORIES,
     AgentRunner,
@@ -20,6 +20,7 @@ from langchain_tiered_memory.cli.demo import (
 )
 from langchain_tiered_memory.testing.fakes import HashingEmbeddings
 from langchain_tiered_memory.testing.offline_model import OfflineChatModel
+from langchain_tiered_memory.tokens import TokenCounter
 
 # What session 2 can only know from session 1, per story.
 LESSONS = {

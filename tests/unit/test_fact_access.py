@@ -13,7 +13,7 @@ from langchain_tiered_memory.consolidation import ForgettingPolicy
 from langchain_tiered_memory.testing.fakes import FakeClock
 from langchain_tiered_memory.tiers.common.scope import MemoryScope
 from langchain_tiered_memory.tiers.semantic.memory import SemanticMemory
-from langchain_tiered_memory.tiers.semantic.models import SemanticMemoryConfig
+from langchain_tiered_memory.tiers.semantic.models import SemanticConfig
 
 
 class CountingStore(InMemoryStore):
@@ -33,7 +33,7 @@ class CountingStore(InMemoryStore):
 
 
 def semantic(store: InMemoryStore | None = None, **config: Any) -> SemanticMemory:
-    cfg = SemanticMemoryConfig(**config)
+    cfg = SemanticConfig(**config)
     return SemanticMemory(store or InMemoryStore(), MemoryScope("alice"), config=cfg)
 
 

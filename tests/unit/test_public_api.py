@@ -1,121 +1,132 @@
+"""The public API: a small top level, and each subpackage's own deliberate names."""
+
+from __future__ import annotations
+
+import importlib
+
+import pytest
+
 import langchain_tiered_memory as ltm
 
 # The public API is a promise: changing it is a deliberate act that updates this list.
-EXPECTED = sorted(
-    [
-        "create_memory_tools",
-        "MemoryAgentState",
-        "MemoryAgentContext",
-        "create_memory_agent",
-        "AssemblyConfig",
-        "AsyncMemoryWriter",
-        "BackendError",
-        "BufferedChatMessageHistory",
-        "ConfigurationError",
-        "ConsolidationReport",
-        "ContextAssembler",
-        "ContextLayout",
-        "ContextWindowBudget",
-        "ConversationBuffer",
-        "ConversationIndex",
-        "ConversationTurn",
-        "ConversationTurns",
-        "DeadLetter",
-        "DroppedItem",
-        "DurableMemoryWriter",
-        "Entity",
-        "EntityContext",
-        "EntityFactExtractor",
-        "Episode",
-        "EpisodeReflector",
-        "EpisodicConfig",
-        "EpisodicMemory",
-        "ExtractionError",
-        "LLMTimeoutError",
-        "Fact",
-        "FactWriteResult",
-        "ForgettingPolicy",
-        "HeuristicFactExtractor",
-        "InvalidInputError",
-        "LocalEmbeddings",
-        "MemoryConflictResolver",
-        "MemoryConsolidator",
-        "MemoryContext",
-        "MemoryItem",
-        "MemoryScope",
-        "MemoryTrash",
-        "NamespaceError",
-        "OfflineChatModel",
-        "Outcome",
-        "Priority",
-        "PriorityTruncationBuffer",
-        "ProceduralConfig",
-        "ProceduralMemory",
-        "OptimizationStatus",
-        "QdrantMemoryStore",
-        "RankingConfig",
-        "Reflection",
-        "Relation",
-        "RememberResult",
-        "RetrievalMode",
-        "ScoreBreakdown",
-        "ScoredEpisode",
-        "SemanticMemory",
-        "SemanticMemoryConfig",
-        "SemanticSearchHit",
-        "SlidingWindowSummaryBuffer",
-        "StoreLockedError",
-        "Strategy",
-        "TieredMemory",
-        "TieredMemoryError",
-        "TokenBudget",
-        "TokenBudgetError",
-        "TokenCounter",
-        "ToolGuidance",
-        "ToolUsageRecord",
-        "TrajectoryStep",
-        "TurnHit",
-        "TurnsConfig",
-        "UnifiedMemoryManager",
-        "UserMemory",
-        "WorkingContext",
-        "WorkingMemoryState",
-        "WriteBackError",
-        "WriteBackStats",
-        "WriteBackTimeoutError",
-        "WriteOp",
-        "WriteReceipt",
-        "WriteRetryPolicy",
-        "__version__",
-        "create_working_memory_node",
-        "get_encoding",
-        "load_chat_model",
-        "seed_tiktoken_cache",
-    ]
-)
+EXPECTED = [
+    "AssemblyConfig",
+    "BackendError",
+    "ConfigurationError",
+    "Episode",
+    "Fact",
+    "InvalidInputError",
+    "LocalEmbeddings",
+    "MemoryClosedError",
+    "MemoryContext",
+    "MemoryPathError",
+    "Outcome",
+    "QdrantMemoryStore",
+    "StoreLockedError",
+    "TieredMemory",
+    "TieredMemoryError",
+    "TieredMemoryMiddleware",
+    "ToolUsageRecord",
+    "TrajectoryStep",
+    "UserMemory",
+    "WriteBackError",
+    "__version__",
+    "create_memory_agent",
+    "load_chat_model",
+]
+
+SUBPACKAGES = {
+    "assembly": ["AssemblyConfig", "ContextAssembler", "MemoryContext", "MemoryItem"],
+    "consolidation": ["ConsolidationReport", "ForgettingPolicy", "MemoryConsolidator"],
+    "errors": ["NamespaceError", "TokenBudgetError", "WriteBackTimeoutError"],
+    "integrations": ["BufferedChatMessageHistory", "TieredMemoryMiddleware", "create_memory_agent"],
+    "integrations.nodes": ["MemoryAgentContext", "MemoryAgentState", "create_memory_tools"],
+    "stores": ["QdrantMemoryStore", "RetrievalMode", "OptimizationStatus"],
+    "testing": ["HashingEmbeddings", "OfflineChatModel", "ScriptedChatModel", "FakeClock"],
+    "tiers.common": ["MemoryScope", "RankingConfig", "normalize_id"],
+    "tiers.episodic": ["EpisodicConfig", "EpisodicMemory", "Episode", "EpisodeReflector"],
+    "tiers.procedural": ["ProceduralConfig", "ProceduralMemory", "Strategy", "ToolUsageRecord"],
+    "tiers.semantic": ["SemanticConfig", "SemanticMemory", "Fact", "Entity", "RememberResult"],
+    "tiers.turns": ["TurnsConfig", "ConversationTurns", "ConversationTurn", "TurnHit"],
+    "tiers.working": ["ConversationBuffer", "SlidingWindowSummaryBuffer", "ContextWindowBudget"],
+    "tokens": ["TokenCounter", "TokenBudget"],
+    "writeback": ["DurableMemoryWriter", "RetryPolicy", "WriteOp", "WriteReceipt"],
+}
+"""A few names each subpackage promises (its ``__all__`` may hold more)."""
+
+REMOVED = ["UnifiedMemoryManager", "AsyncMemoryWriter", "WriteRetryPolicy", "SemanticMemoryConfig"]
+"""Old names that are gone: one name per thing."""
 
 
 def test_all_is_pinned() -> None:
-    assert sorted(ltm.__all__) == EXPECTED
+    assert sorted(ltm.__all__) == sorted(EXPECTED)
+    assert len(ltm.__all__) <= 25, "the top level is the day-one API: keep it small"
 
 
 def test_every_name_in_all_exists() -> None:
     for name in ltm.__all__:
-        assert hasattr(ltm, name), name
+        assert getattr(ltm, name) is not None, name
+
+
+@pytest.mark.parametrize("subpackage", sorted(SUBPACKAGES))
+def test_each_subpackage_exports_its_own_api(subpackage: str) -> None:
+    module = importlib.import_module(f"langchain_tiered_memory.{subpackage}")
+    exported = module.__all__
+    for name in SUBPACKAGES[subpackage]:
+        assert name in exported, f"{subpackage} does not export {name}"
+    for name in exported:
+        assert getattr(module, name) is not None, f"{subpackage}.{name}"
+
+
+def test_old_names_are_gone() -> None:
+    modules = [ltm] + [
+        importlib.import_module(f"langchain_tiered_memory.{name}") for name in SUBPACKAGES
+    ]
+    for module in modules:
+        for name in REMOVED:
+            assert not hasattr(module, name), f"{module.__name__}.{name}"
+
+
+def test_config_classes_follow_one_pattern() -> None:
+    """Each tier's settings are ``<Tier>Config``, passed to ``TieredMemory`` as ``<tier>=``."""
+    import inspect
+
+    from langchain_tiered_memory.tiers.episodic import EpisodicConfig
+    from langchain_tiered_memory.tiers.procedural import ProceduralConfig
+    from langchain_tiered_memory.tiers.semantic import SemanticConfig
+    from langchain_tiered_memory.tiers.turns import TurnsConfig
+
+    keywords = inspect.signature(ltm.TieredMemory).parameters
+    expected = {
+        "assembly": ltm.AssemblyConfig,
+        "episodic": EpisodicConfig,
+        "semantic": SemanticConfig,
+        "procedural": ProceduralConfig,
+        "turns": TurnsConfig,
+    }
+    for keyword, config in expected.items():
+        assert keyword in keywords, keyword
+        assert config.__name__ == f"{keyword.capitalize()}Config"
 
 
 def test_error_tree() -> None:
+    from langchain_tiered_memory import errors
+
+    for name in errors.__all__:
+        assert issubclass(getattr(errors, name), ltm.TieredMemoryError), name
     for name in ltm.__all__:
         obj = getattr(ltm, name)
         if isinstance(obj, type) and issubclass(obj, Exception):
             assert issubclass(obj, ltm.TieredMemoryError), name
-    assert issubclass(ltm.NamespaceError, ValueError)
+    assert issubclass(errors.NamespaceError, ValueError)
     assert issubclass(ltm.InvalidInputError, ValueError)
+    assert issubclass(ltm.MemoryPathError, ltm.ConfigurationError)
+    assert issubclass(ltm.MemoryClosedError, RuntimeError)
     assert issubclass(ltm.StoreLockedError, ltm.BackendError)
-    assert issubclass(ltm.WriteBackTimeoutError, TimeoutError)
+    assert issubclass(errors.WriteBackTimeoutError, TimeoutError)
 
 
-def test_facade_names_promised_in_the_issue() -> None:
+def test_the_records_a_user_builds_are_at_the_top_level() -> None:
     from langchain_tiered_memory import (  # noqa: F401
         Episode,
         Outcome,

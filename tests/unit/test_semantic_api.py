@@ -15,7 +15,7 @@ from langchain_tiered_memory.errors import ConfigurationError, InvalidInputError
 from langchain_tiered_memory.testing.fakes import FakeClock, HashingEmbeddings
 from langchain_tiered_memory.tiers.common.scope import MemoryScope
 from langchain_tiered_memory.tiers.semantic.memory import SemanticMemory
-from langchain_tiered_memory.tiers.semantic.models import SemanticMemoryConfig
+from langchain_tiered_memory.tiers.semantic.models import SemanticConfig
 
 
 def _store() -> InMemoryStore:
@@ -77,7 +77,7 @@ def test_other_bad_input_is_explained() -> None:
     with pytest.raises(ConfigurationError):
         SemanticMemory({}, MemoryScope("alice"))  # type: ignore[arg-type]
     with pytest.raises(ConfigurationError):
-        SemanticMemoryConfig(supersede_margin=2.0)
+        SemanticConfig(supersede_margin=2.0)
     assert _everything(memory) == []
 
 
@@ -184,7 +184,7 @@ def test_multi_valued_attribute_without_value_never_replaces_siblings() -> None:
 
 def test_custom_config_changes_the_supersede_rule() -> None:
     clock = FakeClock()
-    strict = _memory(clock, config=SemanticMemoryConfig(supersede_margin=0.0))
+    strict = _memory(clock, config=SemanticConfig(supersede_margin=0.0))
     strict.store_fact("alice", "Works at Acme", attribute="employer", value="Acme", confidence=0.9)
     clock.advance(days=1)
     write = strict.store_fact("alice", "Works at Initech", attribute="employer", value="Initech")

@@ -16,12 +16,12 @@ from langchain_tiered_memory import (
     InvalidInputError,
     Outcome,
     TieredMemory,
-    TokenCounter,
     ToolUsageRecord,
     TrajectoryStep,
 )
 from langchain_tiered_memory.consolidation import ForgettingPolicy
 from langchain_tiered_memory.testing.fakes import FakeClock, HashingEmbeddings
+from langchain_tiered_memory.tokens import TokenCounter
 
 COUNTER = TokenCounter()
 

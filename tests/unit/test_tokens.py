@@ -6,8 +6,14 @@ import pytest
 import tiktoken
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
-from langchain_tiered_memory import ConfigurationError, TokenBudget, TokenBudgetError, TokenCounter
-from langchain_tiered_memory.tokens import get_encoding, seed_tiktoken_cache
+from langchain_tiered_memory import ConfigurationError
+from langchain_tiered_memory.errors import TokenBudgetError
+from langchain_tiered_memory.tokens import (
+    TokenBudget,
+    TokenCounter,
+    get_encoding,
+    seed_tiktoken_cache,
+)
 
 SAMPLES = [
     "hello world",

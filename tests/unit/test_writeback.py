@@ -21,11 +21,7 @@ from langchain_tiered_memory.errors import (
     WriteBackError,
 )
 from langchain_tiered_memory.writeback.ops import RetryPolicy, WriteOp
-from langchain_tiered_memory.writeback.writer import (
-    AsyncMemoryWriter,
-    DurableMemoryWriter,
-    WriteBackTimeoutError,
-)
+from langchain_tiered_memory.writeback.writer import DurableMemoryWriter, WriteBackTimeoutError
 
 FAST = RetryPolicy(initial_interval=0.002, max_interval=0.01, max_attempts=3, jitter=False)
 NS = ("tiered_memory", "alice", "_", "semantic")
@@ -458,8 +454,8 @@ async def test_threads_and_tasks_submitting_at_once_lose_nothing(tmp_path: Path)
 # ---------------------------------------------------------------- async surface
 async def test_async_twins(tmp_path: Path) -> None:
     store = FlakyStore(poisoned={"bad"})
-    async with AsyncMemoryWriter(store, tmp_path, retry=FAST) as w:
-        await w.schedule(WriteOp.put(NS, "k", {"v": 1}))
+    async with DurableMemoryWriter(store, tmp_path, retry=FAST) as w:
+        await w.asubmit(WriteOp.put(NS, "k", {"v": 1}))
         await w.asubmit_put(NS, "bad", {"v": 0})
         await w.asubmit_delete(NS, "k")
         await w.aflush()
@@ -473,12 +469,12 @@ async def test_async_twins(tmp_path: Path) -> None:
     assert value(store, NS, "bad") == {"v": 0}
 
 
-async def test_schedule_refuses_a_callable(tmp_path: Path) -> None:
+async def test_asubmit_refuses_a_callable(tmp_path: Path) -> None:
     async def write() -> None: ...
 
-    async with AsyncMemoryWriter(InMemoryStore(), tmp_path) as w:
-        with pytest.raises(InvalidInputError, match="cannot be stored durably"):
-            await w.schedule(write)  # type: ignore[arg-type]
+    async with DurableMemoryWriter(InMemoryStore(), tmp_path) as w:
+        with pytest.raises(InvalidInputError, match="cannot be queued durably"):
+            await w.asubmit(write)  # type: ignore[arg-type]
 
 
 def test_register_refuses_builtin_duplicate_and_async_handlers(

@@ -38,9 +38,16 @@ _RESERVED_IDS = frozenset({"*"})
 def normalize_id(value: str, *, what: str = "id") -> str:
     """Normalise an identifier: Unicode NFC, strip, collapse whitespace, lower-case.
 
+    Every user and agent id goes through this (``TieredMemory.for_user``, the
+    CLI, import), so ids are case-insensitive: ``"Alice"`` and ``" alice "`` are
+    the same user, stored and listed as ``"alice"``.
     Tabs and newlines fold into single spaces; every other control character
     (including the information separators U+001C to U+001F, which ``str.split``
     would also treat as spaces) is rejected, so two distinct ids never collide.
+
+    Example:
+        >>> normalize_id("  Alice  Smith ")
+        'alice smith'
 
     Raises:
         InvalidInputError: Not a string, empty after stripping, too long, reserved

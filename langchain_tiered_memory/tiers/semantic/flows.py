@@ -33,7 +33,7 @@ from langchain_tiered_memory.tiers.semantic.models import (
     Entity,
     Fact,
     Relation,
-    SemanticMemoryConfig,
+    SemanticConfig,
     fact_to_value,
     normalize_attribute,
 )
@@ -112,7 +112,7 @@ class FlowContext:
     """Where and when a flow runs: namespaces of the scope, settings, and ``now``."""
 
     scope: MemoryScope
-    config: SemanticMemoryConfig
+    config: SemanticConfig
     now: datetime
 
     @property

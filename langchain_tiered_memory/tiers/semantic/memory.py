@@ -71,7 +71,7 @@ from langchain_tiered_memory.tiers.semantic.models import (
     Entity,
     Fact,
     Relation,
-    SemanticMemoryConfig,
+    SemanticConfig,
 )
 from langchain_tiered_memory.tiers.semantic.results import (
     EntityContext,
@@ -103,7 +103,7 @@ class SemanticMemory:
             documented heuristics are used. Each call is limited to
             ``config.llm_timeout`` seconds.
         clock: Returns "now" (aware); defaults to UTC wall time.
-        config: Thresholds and policies (:class:`SemanticMemoryConfig`).
+        config: Thresholds and policies (:class:`SemanticConfig`).
         judge: Overrides the consistency judge chosen from ``llm``.
         extractor: Overrides the LLM extractor chosen from ``llm``.
 
@@ -126,7 +126,7 @@ class SemanticMemory:
         *,
         llm: BaseChatModel | None = None,
         clock: Callable[[], datetime] | None = None,
-        config: SemanticMemoryConfig | None = None,
+        config: SemanticConfig | None = None,
         judge: ConsistencyJudge | None = None,
         extractor: EntityFactExtractor | None = None,
     ) -> None:
@@ -134,7 +134,7 @@ class SemanticMemory:
         self.store = args.store
         self.scope = args.scope
         self.llm = llm
-        self.config = config or SemanticMemoryConfig()
+        self.config = config or SemanticConfig()
         self.clock: Callable[[], datetime] = args.clock
         timeout = self.config.llm_timeout
         self.judge: ConsistencyJudge = judge or (

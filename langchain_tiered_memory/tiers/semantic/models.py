@@ -40,7 +40,7 @@ __all__ = [
     "FactSource",
     "FactStatus",
     "Relation",
-    "SemanticMemoryConfig",
+    "SemanticConfig",
     "check_confidence",
     "fact_to_value",
     "normalize_attribute",
@@ -302,7 +302,7 @@ def fact_to_value(fact: Fact) -> dict[str, Any]:
 
 
 @dataclass(frozen=True)
-class SemanticMemoryConfig:
+class SemanticConfig:
     """Settings of :class:`~langchain_tiered_memory.tiers.semantic.memory.SemanticMemory`.
 
     Attributes:
@@ -338,7 +338,7 @@ class SemanticMemoryConfig:
         ConfigurationError: A setting is out of range (the message names it).
 
     Example:
-        >>> SemanticMemoryConfig(supersede_margin=0.1).reinforce_step
+        >>> SemanticConfig(supersede_margin=0.1).reinforce_step
         0.1
     """
 

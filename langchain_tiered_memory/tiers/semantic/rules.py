@@ -57,7 +57,7 @@ from langchain_tiered_memory.tiers.semantic.models import (
     Fact,
     FactSource,
     Relation,
-    SemanticMemoryConfig,
+    SemanticConfig,
     check_confidence,
     normalize_attribute,
     slot_key_for,
@@ -116,7 +116,7 @@ def make_draft(
     source_episode_id: str | None,
     source: str,
     entity_type: str,
-    config: SemanticMemoryConfig,
+    config: SemanticConfig,
     now: datetime,
 ) -> Fact:
     """Validate a ``store_fact`` request and build the fact it would store.
@@ -294,7 +294,7 @@ def select_near_duplicates(items: Sequence[Any], min_score: float | None) -> lis
 
 
 def select_context_facts(
-    facts: Sequence[Fact], *, now: datetime, config: SemanticMemoryConfig, max_facts: int
+    facts: Sequence[Fact], *, now: datetime, config: SemanticConfig, max_facts: int
 ) -> tuple[list[Fact], int]:
     """Current, confident, non-stale facts (most confident first) and how many were left out."""
     usable = [
@@ -338,7 +338,7 @@ def build_entity_context(
     relations: Sequence[RelatedEntity],
     *,
     now: datetime,
-    config: SemanticMemoryConfig,
+    config: SemanticConfig,
     max_facts: int,
 ) -> EntityContext:
     """Assemble an :class:`EntityContext` (empty if the entity is unknown)."""
