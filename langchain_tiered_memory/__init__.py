@@ -3,7 +3,7 @@
 Working, episodic, semantic and procedural memory on an embedded Qdrant store,
 offline by default (bundled tokenizer and embedding model, no LLM required).
 
-Example:
+Examples:
     >>> from langchain_tiered_memory import TokenCounter
     >>> TokenCounter().count("hello world")
     2

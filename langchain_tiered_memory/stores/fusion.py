@@ -9,7 +9,7 @@ Two families, both pure functions over ``{key: score}`` maps:
   score) and combined with weights. It keeps the margins, which is what lets a very
   confident lexical match beat a lukewarm dense one.
 
-Example:
+Examples:
     >>> from langchain_tiered_memory.stores.fusion import weighted_rrf
     >>> fused = weighted_rrf({"dense": ["a", "b"], "bm25": ["b", "c"]}, k=60)
     >>> [key for key, _ in fused]
@@ -99,7 +99,7 @@ def normalize_scores(scores: Mapping[K, float], method: Normalization = "minmax"
     fixed scale, when the list is a truncated top-k whose minimum means little). A
     constant list maps to 1.0 everywhere (``"minmax"``/``"max"``) or 0.0 (``"zscore"``).
 
-    Example:
+    Examples:
         >>> normalize_scores({"a": 2.0, "b": 1.0, "c": 0.0})
         {'a': 1.0, 'b': 0.5, 'c': 0.0}
     """
@@ -175,7 +175,7 @@ class FusionConfig:
             name -> method.
         rrf_k: The constant for ``method="rrf"``.
 
-    Example:
+    Examples:
         >>> cfg = FusionConfig(weights={"dense": 1.0, "lexical": 2.0})
         >>> scores = {"dense": {"a": 0.9, "b": 0.8}, "lexical": {"b": 3.0, "a": 1.0}}
         >>> [k for k, _ in fuse(scores, cfg)]

@@ -6,7 +6,7 @@ store logic is written once as plans (see :mod:`.plan`); a sync driver
 copied between ``batch`` and ``abatch``. Engines only translate these requests
 into their own API (see :mod:`.edge.engine`, :mod:`.engine_client`).
 
-Example:
+Examples:
     >>> def plan():
     ...     hits = yield Count(Where())
     ...     return hits * 2

@@ -13,7 +13,7 @@ A lock file (``outbox.sqlite3.lock``) keeps a second process from draining the
 same outbox at once; the operating system releases it when the holder dies,
 even by ``SIGKILL``.
 
-Example:
+Examples:
     >>> import tempfile, pathlib
     >>> from langchain_tiered_memory.writeback.ops import WriteOp
     >>> folder = pathlib.Path(tempfile.mkdtemp())

@@ -19,7 +19,7 @@ its payload (upsert), never append or increment blindly.
 Only serialisable operations (:class:`WriteOp`) are durable; a Python callable
 cannot be stored, so there is no ``schedule(callable)``.
 
-Example:
+Examples:
     >>> import tempfile
     >>> from langgraph.store.memory import InMemoryStore
     >>> store = InMemoryStore()
@@ -121,7 +121,7 @@ class DurableMemoryWriter:
     Raises:
         StoreLockedError: Another writer or process has this outbox open.
 
-    Example:
+    Examples:
         >>> import tempfile
         >>> from langgraph.store.memory import InMemoryStore
         >>> store = InMemoryStore()
@@ -574,7 +574,7 @@ class AsyncMemoryWriter(DurableMemoryWriter):
     cannot be stored on disk, so it would be lost in a crash. Register a handler
     for each kind of write and schedule operations by name.
 
-    Example:
+    Examples:
         >>> import asyncio, tempfile
         >>> from langgraph.store.memory import InMemoryStore
         >>> async def main():

@@ -14,7 +14,7 @@ rest:
 Lock order: the write lock before the gate. A thread that holds the shared gate
 never takes the write lock (reads never write), so a swap cannot deadlock.
 
-Example:
+Examples:
     >>> gate = ReadGate()
     >>> with gate.shared():
     ...     pass

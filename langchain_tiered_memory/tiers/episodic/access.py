@@ -9,7 +9,7 @@ Namespaces: ``(..., "episodic", "access", "log")`` for the events,
 the heads and bodies of their segments; each event names its episode in
 ``episode_id``.
 
-Example:
+Examples:
     >>> from langgraph.store.memory import InMemoryStore
     >>> from langchain_tiered_memory.tiers.episodic.models import Episode
     >>> from langchain_tiered_memory.tiers.common.records import run_plan

@@ -11,7 +11,7 @@ Namespaces: ``(..., "semantic", "access", "log")`` for the events,
 ``(..., "semantic", "access", "folded")`` and ``(..., "folded_events")`` for
 their compacted segments; each event names its fact in ``fact_id``.
 
-Example:
+Examples:
     >>> from datetime import datetime, timezone
     >>> from langgraph.store.memory import InMemoryStore
     >>> from langchain_tiered_memory.testing.fakes import FakeClock

@@ -6,7 +6,7 @@ she do"`` does not outweigh the one content word of a question. ``BM25Index`` is
 small exact Okapi BM25 over a fixed list of documents (pure Python + numpy), used
 where a store has no lexical index of its own and by the benchmarks.
 
-Example:
+Examples:
     >>> from langchain_tiered_memory.tiers.turns.lexical import BM25Index, analyze
     >>> analyze("Melanie painted two sunsets!")
     ['melanie', 'paint', 'two', 'sunset']
@@ -63,7 +63,7 @@ def stem(word: str) -> str:
     A light stemmer in the spirit of Porter's step 1: enough to join the inflected
     forms of a word, without the over-stemming of the full algorithm.
 
-    Example:
+    Examples:
         >>> [stem(w) for w in ["paintings", "hiking", "adopted", "stories", "glass"]]
         ['paint', 'hike', 'adopt', 'story', 'glass']
     """
@@ -138,7 +138,7 @@ class BM25Index:
         k1: Term-frequency saturation.
         b: Length normalisation.
 
-    Example:
+    Examples:
         >>> idx = BM25Index([["cat", "sat"], ["dog"]])
         >>> int(idx.scores(["dog"]).argmax())
         1

@@ -6,7 +6,7 @@ terms are most shared with the rest of the session (a TF-IDF centroid score), in
 their original order. Deterministic and free; it copies sentences, it does not
 paraphrase.
 
-Example:
+Examples:
     >>> texts = [
     ...     "I adopted a puppy named Max.",
     ...     "Max loves the park and the puppy class.",
