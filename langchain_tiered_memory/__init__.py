@@ -13,7 +13,7 @@ you catch. Everything else is importable from its subpackage:
 ``.writeback``, ``.integrations``, ``.integrations.nodes``, ``.stores``,
 ``.tokens``, ``.errors`` and ``.testing``.
 
-Example:
+Examples:
     >>> from langgraph.store.memory import InMemoryStore
     >>> from langchain_tiered_memory import TieredMemory
     >>> memory = TieredMemory(InMemoryStore())

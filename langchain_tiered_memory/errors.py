@@ -7,7 +7,7 @@ message says what was wrong and how to fix it. Backend exceptions (which differ
 between Qdrant engines) are translated at the store boundary with the original
 chained as ``__cause__``.
 
-Example:
+Examples:
     >>> from langchain_tiered_memory.errors import TieredMemoryError, NamespaceError
     >>> try:
     ...     raise NamespaceError("namespace label 0 is empty: use a non-empty string")

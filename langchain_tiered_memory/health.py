@@ -9,7 +9,7 @@ trail, write-back counts and recorded failures. :func:`compute_stats` and its
 async twin :func:`acompute_stats` differ only in their store calls; both fold
 the scanned items with the same :class:`StatsScan`.
 
-Example:
+Examples:
     >>> from langgraph.store.memory import InMemoryStore
     >>> from langchain_tiered_memory import TieredMemory
     >>> memory = TieredMemory(InMemoryStore())

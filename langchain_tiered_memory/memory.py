@@ -1,6 +1,6 @@
 """``TieredMemory``: the facade over the store, the tiers, assembly and write-back.
 
-Example:
+Examples:
     >>> import tempfile
     >>> from langchain_tiered_memory import TieredMemory
     >>> from langchain_tiered_memory.testing.fakes import HashingEmbeddings

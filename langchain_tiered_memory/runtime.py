@@ -6,7 +6,7 @@
 write-back handlers and the health figures. They read what they need from it
 and record failures through it; none of them holds the facade itself.
 
-Example:
+Examples:
     >>> from langgraph.store.memory import InMemoryStore
     >>> from langchain_tiered_memory import TieredMemory
     >>> runtime = TieredMemory(InMemoryStore()).runtime

@@ -13,7 +13,7 @@
   :class:`~langchain_tiered_memory.errors.InvalidInputError` otherwise.
 * :func:`cap_query`: a query cut to :data:`MAX_QUERY_CHARS`.
 
-Example:
+Examples:
     >>> sorted(content_words("Forget that I am allergic to shellfish"))
     ['allergic', 'shellfish']
     >>> word_overlap("that I am allergic to shellfish", "Allergic to shellfish")

@@ -3,7 +3,7 @@
 Obtained from :meth:`TieredMemory.for_user`; every read and write made through
 it is scoped to that user (and agent, if one was given).
 
-Example:
+Examples:
     >>> from langchain_tiered_memory import TieredMemory
     >>> from langgraph.store.memory import InMemoryStore
     >>> memory = TieredMemory(InMemoryStore())

@@ -17,7 +17,7 @@ user's profile, query-relevant knowledge, similar past experiences, then past
 conversation turns), to compare the two. A tier that fails is reported in
 ``MemoryContext.errors`` (and logged); the others still answer.
 
-Example:
+Examples:
     >>> from langgraph.store.memory import InMemoryStore
     >>> from langchain_tiered_memory.tiers.common.scope import MemoryScope
     >>> from langchain_tiered_memory.tiers.semantic.memory import SemanticMemory

@@ -8,7 +8,7 @@ working memory, then procedural and recent episodes, then semantic facts, then
 old episodes; ties go to the newer, then the more confident, then the better
 scored memory. Losers are reported, never silently lost.
 
-Example:
+Examples:
     >>> from langchain_tiered_memory.assembly.items import MemoryItem
     >>> a = MemoryItem("semantic", "profile", "f1", "Lives in Paris", group_key="alice|lives_in")
     >>> b = MemoryItem("working", "profile", "m9", "Lives in Lyon", group_key="alice|lives_in")

@@ -2,7 +2,7 @@
 
 Pure functions, shared by the sync and async assembler paths.
 
-Example:
+Examples:
     >>> from langchain_tiered_memory.tiers.procedural.models import ToolGuidance
     >>> g = ToolGuidance(tool_name="orders_v1", known=True, total_uses=3, successes=0,
     ...                  failures=3, last_success=False, last_error="410 Gone: use orders_v2")

@@ -4,7 +4,7 @@ Tier-neutral on purpose: each tier converts its own records into
 :class:`MemoryItem` so ranking, conflict resolution, framing and budget packing
 never depend on a tier's internals.
 
-Example:
+Examples:
     >>> item = MemoryItem(tier="semantic", section="profile", id="f1",
     ...                   text="Allergic to shellfish", score=0.9)
     >>> item.key

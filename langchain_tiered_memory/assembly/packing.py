@@ -11,7 +11,7 @@ skipping the whole section as the seed did; everything left out is reported.
 The final text is counted once more as a whole, so ``tokens <= budget`` holds
 exactly, whatever the tokenizer does at line joins.
 
-Example:
+Examples:
     >>> from langchain_tiered_memory.tokens import TokenCounter
     >>> from langchain_tiered_memory.assembly.items import MemoryItem
     >>> items = [MemoryItem("semantic", "profile", "f1", "Allergic to shellfish")]

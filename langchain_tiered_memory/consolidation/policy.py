@@ -5,7 +5,7 @@ memory, or ``None`` to keep it. Pinned memories are never forgotten. The size
 cap forgets the lowest-value memories first, where value mixes recency,
 access frequency and importance (the seed's weights by default).
 
-Example:
+Examples:
     >>> from datetime import datetime, timedelta, timezone
     >>> now = datetime(2026, 6, 1, tzinfo=timezone.utc)
     >>> policy = ForgettingPolicy()

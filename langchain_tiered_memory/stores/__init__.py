@@ -4,7 +4,7 @@
 disk, the default) or on a qdrant-client client (server, cloud, local mode),
 with one engine-neutral query compiler in front of both.
 
-Example:
+Examples:
     >>> from langchain_tiered_memory.stores import QdrantMemoryStore, RetrievalMode
     >>> QdrantMemoryStore.supports_ttl
     True

@@ -15,7 +15,7 @@ on ``value_marks`` for equality, and a float index on ``value.<path>`` created
 collection's metadata records the payload format; a collection written in
 another format is refused with a :class:`ConfigurationError`.
 
-Example:
+Examples:
     >>> from qdrant_client import QdrantClient
     >>> from langchain_tiered_memory.stores.requests import Collection, Count, Setup
     >>> from langchain_tiered_memory.stores.filters import Where

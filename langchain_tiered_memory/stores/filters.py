@@ -17,7 +17,7 @@ matches nothing, ``$ne: nan`` everything). Ranges are conditions on
 ``value.<path>``; engines give those paths a float index on first use
 (:func:`range_fields`).
 
-Example:
+Examples:
     >>> spec = search_filter(("docs",), {"year": {"$gte": 2020}}, now_us=0)
     >>> spec.must[0]
     Match(key='ns_prefixes', value='["docs"]')
@@ -267,7 +267,7 @@ def without_expiry_check(where: Where) -> Where:
     2026-12-01). Only ``must_not`` conditions are dropped, so
     :func:`expired_filter` (what the sweeper deletes) is never widened.
 
-    Example:
+    Examples:
         >>> without_expiry_check(search_filter(("a",), None, now_us=5))
         Where(must=(Match(key='ns_prefixes', value='["a"]'),), should=(), must_not=())
     """

@@ -12,7 +12,7 @@ Two families, both pure functions over ``{key: score}`` maps:
   for a BM25 score ``s``. The relative scales (``"minmax"`` over the candidates,
   ``"zscore"``, ``"max"``: divide by the best score) depend on the other candidates.
 
-Example:
+Examples:
     >>> from langchain_tiered_memory.stores.fusion import weighted_rrf
     >>> fused = weighted_rrf({"dense": ["a", "b"], "bm25": ["b", "c"]}, k=60)
     >>> [key for key, _ in fused]
@@ -122,7 +122,7 @@ def normalize_scores(
     the best score; ``"none"`` keeps the scores. A constant list maps to 1.0
     everywhere (``"minmax"``/``"max"``) or 0.0 (``"zscore"``).
 
-    Example:
+    Examples:
         >>> normalize_scores({"a": 2.0, "b": 1.0, "c": 0.0})
         {'a': 1.0, 'b': 0.5, 'c': 0.0}
         >>> normalize_scores({"a": 6.0, "b": 0.0}, "saturate", saturation=6.0)
@@ -231,7 +231,7 @@ class FusionConfig:
         saturation: ``k`` of the ``"saturate"`` scaling ``s / (s + k)`` (also the
             scale of a store's lexical-mode scores).
 
-    Example:
+    Examples:
         >>> cfg = FusionConfig(weights={"dense": 1.0, "lexical": 2.0})
         >>> scores = {"dense": {"a": 0.9, "b": 0.8}, "lexical": {"b": 3.0, "a": 1.0}}
         >>> [k for k, _ in fuse(scores, cfg)]

@@ -6,7 +6,7 @@ before the first request, so bad input changes nothing; reads see the state
 before the batch's writes (as in ``InMemoryStore``); embeddings are computed
 before the first write.
 
-Example:
+Examples:
     >>> from langgraph.store.base import GetOp
     >>> planner = Planner(collection="memories", index=None, retrieval="hybrid")
     >>> plan = planner.batch_plan([GetOp(("docs",), "a")])
@@ -452,7 +452,7 @@ class Planner:
 def check_lexical_idf(idf: Any) -> LexicalIdf:
     """Validate a store's ``lexical_idf`` setting.
 
-    Example:
+    Examples:
         >>> check_lexical_idf("global")
         'global'
     """
@@ -487,7 +487,7 @@ def check_lexical_fields(
 ) -> list[tuple[str, int]]:
     """Validate ``lexical_fields``: paths, or path -> repeat weight (a positive int).
 
-    Example:
+    Examples:
         >>> check_lexical_fields({"text": 2, "context": 1})
         [('text', 2), ('context', 1)]
     """

@@ -105,7 +105,7 @@ class QdrantMemoryStore(BaseStore):
     through a payload index; point ids are uuid5 of (namespace, key), so writes
     are idempotent.
 
-    Example:
+    Examples:
         >>> import tempfile
         >>> from langchain_tiered_memory.testing.fakes import HashingEmbeddings
         >>> index = {"dims": 64, "embed": HashingEmbeddings(size=64), "fields": ["text"]}
@@ -435,7 +435,7 @@ class QdrantMemoryStore(BaseStore):
         returns None before the store's first operation (no I/O here: the
         engine learns whether any item has a TTL when it opens the collection).
 
-        Example:
+        Examples:
             >>> import tempfile
             >>> with QdrantMemoryStore.embedded(tempfile.mkdtemp()) as store:
             ...     store.put(("alice", "notes"), "n1", {"text": "hello"})
@@ -472,7 +472,7 @@ class QdrantMemoryStore(BaseStore):
         only when the process is idle (a batch job, a benchmark). On a server
         both are no-ops: it optimises by itself.
 
-        Example:
+        Examples:
             >>> import tempfile
             >>> with QdrantMemoryStore.embedded(tempfile.mkdtemp()) as store:
             ...     store.put(("alice", "notes"), "n1", {"text": "hello"})
@@ -562,7 +562,7 @@ class QdrantMemoryStore(BaseStore):
         Returns:
             The number of bytes read.
 
-        Example:
+        Examples:
             >>> import tempfile
             >>> with QdrantMemoryStore.embedded(tempfile.mkdtemp()) as store:
             ...     store.put(("notes",), "n1", {"text": "hello"})
@@ -729,7 +729,7 @@ class QdrantMemoryStore(BaseStore):
             InvalidInputError: An op has a bad namespace, key, value or timestamp;
                 nothing was written.
 
-        Example:
+        Examples:
             >>> import tempfile
             >>> from datetime import datetime, timezone
             >>> from langchain_tiered_memory.stores.restore import RestoreOp

@@ -6,7 +6,7 @@ requests; :func:`~langchain_tiered_memory.plans.run_plan` and
 copied between ``batch`` and ``abatch``. Engines only translate these requests
 into their own API (see :mod:`.edge.engine`, :mod:`.engine_client`).
 
-Example:
+Examples:
     >>> from langchain_tiered_memory.plans import run_plan
     >>> def plan():
     ...     hits = yield Count(Where())

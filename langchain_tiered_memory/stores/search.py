@@ -17,7 +17,7 @@ scores arbitrarily). Pages are cut after sorting equal ranks by point id, fetchi
 deeper when a page boundary falls inside a group of ties, so paging never skips or
 repeats.
 
-Example:
+Examples:
     >>> a, b = Hit("a", 0.9, {}), Hit("b", 0.8, {})
     >>> [(h.id, round(s, 4)) for h, s in fuse_rrf([[a, b], [b]], k=60)]
     [('b', 0.9919), ('a', 0.5)]

@@ -22,7 +22,7 @@ its ``-wal`` file after an unclean stop is refused with a
 the repair; once SQLite reports damage while the outbox is open, every later
 call (acknowledgements included) raises that error too.
 
-Example:
+Examples:
     >>> import tempfile, pathlib
     >>> from langchain_tiered_memory.writeback.ops import WriteOp
     >>> folder = pathlib.Path(tempfile.mkdtemp())

@@ -19,7 +19,7 @@ its payload (upsert), never append or increment blindly.
 Only serialisable operations (:class:`WriteOp`) are durable; a Python callable
 cannot be stored, so there is no ``schedule(callable)``.
 
-Example:
+Examples:
     >>> import tempfile
     >>> from langgraph.store.memory import InMemoryStore
     >>> store = InMemoryStore()
@@ -123,7 +123,7 @@ class DurableMemoryWriter:
     Raises:
         StoreLockedError: Another writer or process has this outbox open.
 
-    Example:
+    Examples:
         >>> import tempfile
         >>> from langgraph.store.memory import InMemoryStore
         >>> store = InMemoryStore()

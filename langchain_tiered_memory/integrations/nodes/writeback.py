@@ -10,7 +10,7 @@ the store writes happen in the writer's thread, after the answer (the seed's
 fail the turn: it is logged, counted in ``memory.stats()["errors"]`` and listed
 in the state's ``memory_errors``.
 
-Example:
+Examples:
     >>> import tempfile
     >>> from langchain_tiered_memory import TieredMemory
     >>> from langchain_tiered_memory.testing.fakes import HashingEmbeddings

@@ -28,7 +28,7 @@ The child prints one JSON line, ``{"optimized": bool, "points": int,
 "seconds": float}``, and exits 0; on failure it exits non-zero with the error
 on stderr. On Linux it dies with its parent (``PR_SET_PDEATHSIG``).
 
-Example:
+Examples:
     >>> names = VectorNames(dense="dense", sparse="bm25")
     >>> config = edge_config(names, 64, EdgeOptimizers(indexing_threshold_kb=100))
     >>> sorted(config.vectors), sorted(config.sparse_vectors)
@@ -119,7 +119,7 @@ class EdgeOptimizers:
             with 1 on 2 cores) but take cores from the store's reads and writes
             while the build runs; raise it for bulk loads on an idle machine.
 
-    Example:
+    Examples:
         >>> EdgeOptimizers(indexing_threshold_kb=1_000).deleted_threshold is None
         True
     """
@@ -208,7 +208,7 @@ def index_schema(
     ``tenant`` overrides whether a keyword index is the layout key (by default
     only :data:`TENANT_INDEX` is).
 
-    Example:
+    Examples:
         >>> index_schema("updated_us", qe.PayloadSchemaType.Integer).enable_hnsw
         False
         >>> index_schema("ns_path", qe.PayloadSchemaType.Keyword).is_tenant

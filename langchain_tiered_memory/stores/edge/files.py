@@ -30,7 +30,7 @@ acknowledged write; a crash after it reopens the new one, which received every
 write acknowledged before the commit (the commit happens with writes blocked,
 after the new shard replayed them and flushed) and every write after it.
 
-Example:
+Examples:
     >>> import tempfile
     >>> from pathlib import Path
     >>> container = Path(tempfile.mkdtemp())

@@ -23,7 +23,7 @@ simply be retried once space is freed (the durable writer does so on its own).
 Lock order: the write lock before the gate. A thread that holds the shared gate
 never takes the write lock (reads never write), so a swap cannot deadlock.
 
-Example:
+Examples:
     >>> gate = ReadGate()
     >>> with gate.shared():
     ...     pass

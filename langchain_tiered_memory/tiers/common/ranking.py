@@ -17,7 +17,7 @@ The total is the weighted mean ``sum(w_i * c_i) / sum(w_i)``, so it stays in
 ``[0, 1]`` and a caller can read how much each component contributed from the
 :class:`ScoreBreakdown`. Pure functions, no I/O: any tier can use them.
 
-Example:
+Examples:
     >>> from datetime import datetime, timedelta, timezone
     >>> now = datetime(2026, 1, 8, tzinfo=timezone.utc)
     >>> config = RankingConfig(recency_half_life_hours=24 * 7)
@@ -85,7 +85,7 @@ class RankingConfig:
         ConfigurationError: A weight is negative or not finite, all weights
             are zero, or the half-life is not positive.
 
-    Example:
+    Examples:
         >>> RankingConfig(recency_weight=0.0).weights
         (1.0, 0.0, 1.0)
     """
@@ -241,7 +241,7 @@ def rank_candidates(
 ) -> list[tuple[T, ScoreBreakdown]]:
     """Score a candidate set (relevance scaled across it) and rank it, best first.
 
-    Example:
+    Examples:
         >>> from datetime import datetime, timezone
         >>> now = datetime(2026, 1, 1, tzinfo=timezone.utc)
         >>> ranked = rank_candidates(["a", "b"], similarity={"a": 0.2, "b": 0.4}.get,

@@ -9,7 +9,7 @@ So every sync method and its async twin share all their logic; only the driver
 differs. An exception raised by an effect is thrown back into the plan, which
 may handle it (a failed reflection is recorded, not lost) or let it propagate.
 
-Example:
+Examples:
     >>> from langgraph.store.base import GetOp, PutOp
     >>> from langgraph.store.memory import InMemoryStore
     >>> def plan():

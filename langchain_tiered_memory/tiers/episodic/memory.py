@@ -17,7 +17,7 @@ in process memory, with no store I/O; the counts are saved later
 Every public method has an async twin (``record`` / ``arecord``, ...); both run
 the same plan (:mod:`~langchain_tiered_memory.tiers.common.records`).
 
-Example:
+Examples:
     >>> from langgraph.store.memory import InMemoryStore
     >>> from langchain_tiered_memory.testing.fakes import HashingEmbeddings
     >>> from langchain_tiered_memory.tiers.common.scope import MemoryScope
@@ -170,7 +170,7 @@ class EpisodicMemory:
         config: Ranking weights and retrieval settings.
         clock: Returns "now" (aware); injectable for tests.
 
-    Example:
+    Examples:
         >>> from langgraph.store.memory import InMemoryStore
         >>> memory = EpisodicMemory(InMemoryStore(), MemoryScope("bob"))
         >>> ep = memory.record(Episode(task_description="Plan trip", outcome="partial",

@@ -18,7 +18,7 @@ An episode's value is its JSON dump plus fields the store filters on:
 
 Only this module knows the layout.
 
-Example:
+Examples:
     >>> tag_field("ci/cd v2")
     'tag_ciU00002FcdU000020v2'
     >>> episode_filter(outcome="failure", session_id="s1")

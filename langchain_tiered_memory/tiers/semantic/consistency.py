@@ -20,7 +20,7 @@ Two judges share one interface (:class:`ConsistencyJudge`):
   sent to the model. If the model fails or answers malformed output, the
   heuristic verdict is used and the error is reported on the judgement.
 
-Example:
+Examples:
     >>> from datetime import datetime, timezone
     >>> from langchain_tiered_memory.tiers.semantic.models import Fact
     >>> t = datetime(2026, 1, 1, tzinfo=timezone.utc)
@@ -109,7 +109,7 @@ class ConsistencyJudge(Protocol):
 def content_tokens(text: str, *, ignore: frozenset[str] = frozenset()) -> tuple[set[str], bool]:
     """Content words of ``text`` and whether it is negated.
 
-    Example:
+    Examples:
         >>> sorted(content_tokens("User doesn't eat apples")[0]), content_tokens("no")[1]
         (['apple', 'eat'], True)
     """
@@ -141,7 +141,7 @@ class HeuristicConsistencyJudge:
         same_threshold: Jaccard overlap of content words at which two texts are
             taken to say the same thing.
 
-    Example:
+    Examples:
         >>> HeuristicConsistencyJudge().same_threshold
         0.8
     """
@@ -198,7 +198,7 @@ class LLMConsistencyJudge:
     Raises:
         ConfigurationError: ``timeout`` is not a positive number or ``None``.
 
-    Example:
+    Examples:
         >>> from datetime import datetime, timezone
         >>> from langchain_tiered_memory.testing.fakes import ScriptedChatModel
         >>> from langchain_tiered_memory.tiers.semantic.models import Fact

@@ -6,7 +6,7 @@ result. :class:`~langchain_tiered_memory.tiers.semantic.memory.SemanticMemory` r
 flow with ``store.batch`` / ``judge.judge`` or ``store.abatch`` /
 ``judge.ajudge``, so the sync and async methods share every line of logic.
 
-Example:
+Examples:
     >>> from langgraph.store.memory import InMemoryStore
     >>> from langchain_tiered_memory.tiers.common.scope import MemoryScope
     >>> from langchain_tiered_memory.tiers.semantic.memory import SemanticMemory

@@ -20,7 +20,7 @@ per returned fact in process memory, with no store I/O; the counts are saved lat
 (:mod:`~langchain_tiered_memory.tiers.common.access`); facts read back with
 ``get_fact``, ``get_facts`` and ``fact_history`` carry ``access_count`` and ``last_accessed``.
 
-Example:
+Examples:
     >>> from langgraph.store.memory import InMemoryStore
     >>> from langchain_tiered_memory.testing.fakes import FakeClock, HashingEmbeddings
     >>> from langchain_tiered_memory.tiers.common.scope import MemoryScope
@@ -107,7 +107,7 @@ class SemanticMemory:
         judge: Overrides the consistency judge chosen from ``llm``.
         extractor: Overrides the LLM extractor chosen from ``llm``.
 
-    Example:
+    Examples:
         >>> from langgraph.store.memory import InMemoryStore
         >>> from langchain_tiered_memory.tiers.common.scope import MemoryScope
         >>> memory = SemanticMemory(InMemoryStore(), MemoryScope("bob"))

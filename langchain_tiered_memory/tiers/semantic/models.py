@@ -8,7 +8,7 @@ confidence, when it was first observed and last confirmed, and the interval in
 which it was the accepted value (``valid_from`` .. ``valid_to``; ``valid_to``
 ``None`` means it still is).
 
-Example:
+Examples:
     >>> from datetime import datetime, timezone
     >>> t = datetime(2026, 1, 1, tzinfo=timezone.utc)
     >>> fact = Fact(fact_id="f1", entity_id="alice", content="Lives in Paris",
@@ -86,7 +86,7 @@ def normalize_value(value: str) -> str:
 
     Only used to compare values and to key multi-valued slots, never shown.
 
-    Example:
+    Examples:
         >>> normalize_value("  The Peanuts! "), normalize_value("peanut")
         ('peanut', 'peanut')
     """
@@ -105,7 +105,7 @@ def slot_key_for(
     attribute has one slot per value (``"allergy=shellfish"``), so two
     allergies coexist while restating one reinforces it.
 
-    Example:
+    Examples:
         >>> multi = frozenset({"allergy"})
         >>> slot_key_for("lives_in", "Lyon", multi), slot_key_for("allergy", "Peanuts", multi)
         ('lives_in', 'allergy=peanut')
@@ -157,7 +157,7 @@ Aware = Annotated[datetime, AfterValidator(ensure_aware)]
 class Entity(BaseModel):
     """Something facts are about: the user, a project, a tool, an organisation.
 
-    Example:
+    Examples:
         >>> from datetime import datetime, timezone
         >>> t = datetime(2026, 1, 1, tzinfo=timezone.utc)
         >>> Entity(entity_id=" Alice ", name="Alice", created_at=t, updated_at=t).entity_id
@@ -183,7 +183,7 @@ class Entity(BaseModel):
 class Relation(BaseModel):
     """A directed, typed edge between two entities of the same scope.
 
-    Example:
+    Examples:
         >>> from datetime import datetime, timezone
         >>> t = datetime(2026, 1, 1, tzinfo=timezone.utc)
         >>> Relation(source_id="alice", relation_type="works at", target_id="acme",
@@ -235,7 +235,7 @@ class Fact(BaseModel):
         last_accessed: When a retrieval last returned it (``None``: never);
             filled like ``access_count``.
 
-    Example:
+    Examples:
         >>> from datetime import datetime, timezone
         >>> t = datetime(2026, 1, 1, tzinfo=timezone.utc)
         >>> Fact(fact_id="f", entity_id="bob", content="Is vegan", confidence=0.9,
@@ -289,7 +289,7 @@ _NOT_STORED = frozenset({"access_count", "last_accessed"})
 def fact_to_value(fact: Fact) -> dict[str, Any]:
     """The stored value of a fact: its JSON dump without the access statistics.
 
-    Example:
+    Examples:
         >>> from datetime import datetime, timezone
         >>> t = datetime(2026, 1, 1, tzinfo=timezone.utc)
         >>> value = fact_to_value(Fact(fact_id="f", entity_id="bob", content="Is vegan",
@@ -337,7 +337,7 @@ class SemanticConfig:
     Raises:
         ConfigurationError: A setting is out of range (the message names it).
 
-    Example:
+    Examples:
         >>> SemanticConfig(supersede_margin=0.1).reinforce_step
         0.1
     """

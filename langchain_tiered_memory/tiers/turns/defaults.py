@@ -13,7 +13,7 @@ The defaults (:data:`DEFAULT_FUSION`, :data:`DEFAULT_LEXICAL_ENRICH`,
 :data:`DEFAULT_DENSE_ENRICH`, :data:`DEFAULT_TIME_BOOST`, :data:`DEFAULT_CANDIDATES`)
 are the settings measured best on LoCoMo (``benchmarks/locomo.py``).
 
-Example:
+Examples:
     >>> from langchain_tiered_memory.tiers.turns.defaults import DEFAULT_FUSION, fuse
     >>> fused = fuse({"lexical": {"a": 3.0, "b": 1.0}, "dense": {"b": 0.6, "a": 0.5}},
     ...              DEFAULT_FUSION)

@@ -8,7 +8,7 @@ without a possessive ``'s``; a multi-word name matches by any of its words), and
 A query that names no speaker, or names every speaker among the candidates,
 leaves the order unchanged.
 
-Example:
+Examples:
     >>> fused = [("t1", 1.0), ("t2", 0.9)]
     >>> speakers = {"t1": "Melanie", "t2": "Caroline"}
     >>> [k for k, _ in apply_speaker_boost(fused, speakers, "What is Caroline's job?", 0.3)]
@@ -34,7 +34,7 @@ _POSSESSIVE = re.compile("'s?$")
 def name_tokens(text: str) -> set[str]:
     """Lower-cased words of ``text`` without possessive endings or stopwords.
 
-    Example:
+    Examples:
         >>> sorted(name_tokens("Did Jon's friends visit Gina?"))
         ['friends', 'gina', 'jon', 'visit']
     """
@@ -45,7 +45,7 @@ def name_tokens(text: str) -> set[str]:
 def named_speakers(query: str, speakers: Iterable[str]) -> set[str]:
     """The speakers (as given) that ``query`` names.
 
-    Example:
+    Examples:
         >>> sorted(named_speakers("When did Jon's shop open?", ["Jon", "Gina", "Jon Smith"]))
         ['Jon', 'Jon Smith']
     """

@@ -8,7 +8,7 @@ The public names of the working-memory tier, gathered from its modules:
 * :class:`ContextWindowBudget`: the seed's context-window layout;
 * :func:`create_working_memory_node`: the same policy as a LangGraph node.
 
-Example:
+Examples:
     >>> from langchain_tiered_memory.tiers.working import ConversationBuffer
     >>> buffer = ConversationBuffer(max_tokens=100)
     >>> buffer.add({"role": "user", "content": "hello"})

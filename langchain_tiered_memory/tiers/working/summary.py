@@ -12,7 +12,7 @@ budget" rules live once, in pure functions:
 2. if the reply is longer than ``max_summary_tokens``, ask once to shorten it;
 3. if it is still too long, truncate it with :meth:`TokenCounter.truncate`.
 
-Example:
+Examples:
     >>> from langchain_core.messages import HumanMessage
     >>> from langchain_tiered_memory.testing.fakes import ScriptedChatModel
     >>> summarizer = Summarizer(ScriptedChatModel(responses=["User likes tea."]))
@@ -205,7 +205,7 @@ class Summarizer:
     Raises:
         ConfigurationError: A budget or the timeout is not positive.
 
-    Example:
+    Examples:
         >>> from langchain_core.messages import HumanMessage
         >>> from langchain_tiered_memory.testing.fakes import ScriptedChatModel
         >>> model = ScriptedChatModel(responses=["word " * 50, "Short."])
