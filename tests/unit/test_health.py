@@ -14,7 +14,6 @@ from langchain_tiered_memory import Episode, TieredMemory
 from langchain_tiered_memory.export_import import RestoreOp, write_records
 from langchain_tiered_memory.testing.fakes import FakeClock, HashingEmbeddings
 from langchain_tiered_memory.tiers.common.scope import MemoryScope
-from langchain_tiered_memory.tiers.episodic import EpisodicConfig
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=timezone.utc)
 
