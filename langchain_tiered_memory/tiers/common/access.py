@@ -60,7 +60,7 @@ from langchain_tiered_memory.tiers.common.records import (
     to_epoch,
 )
 from langchain_tiered_memory.tiers.common.scope import MemoryScope
-from langchain_tiered_memory.tiers.semantic.slot_lock import SlotLock
+from langchain_tiered_memory.tiers.common.slot_lock import SlotLock
 from langchain_tiered_memory.types import Namespace, ensure_aware
 
 __all__ = ["AccessCounts", "RecordAccess", "access_counts", "asave_access", "save_access"]

@@ -81,7 +81,7 @@ from langchain_tiered_memory.tiers.semantic.results import (
     SemanticSearchHit,
 )
 from langchain_tiered_memory.tiers.semantic.rules import validate_remember
-from langchain_tiered_memory.tiers.semantic.slot_lock import SlotLock, slot_lock
+from langchain_tiered_memory.tiers.common.slot_lock import SlotLock, slot_lock
 from langchain_tiered_memory.types import ensure_aware
 
 __all__ = ["SemanticMemory"]
