@@ -1,8 +1,8 @@
 """Append-only event logs on any ``BaseStore``, with compaction that never loses or double-counts.
 
-Counters that many writers bump (tool statistics, strategy outcomes, episode
-accesses) are kept as one store item per event, so no writer reads, increments
-and writes back a shared item. Reads fold the events into a *tally*
+Counters that many writers bump (tool statistics, strategy outcomes) are kept
+as one store item per event, so no writer reads, increments and writes back a
+shared item. Reads fold the events into a *tally*
 (:mod:`.event_fold`). To keep reads fast as events pile up,
 :meth:`EventLog.compact_plan` folds events into **segments** and deletes them;
 a read then costs one small item per segment plus the newer events.

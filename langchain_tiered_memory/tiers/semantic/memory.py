@@ -57,6 +57,7 @@ from langchain_tiered_memory.tiers.common.access import RecordAccess, asave_acce
 from langchain_tiered_memory.tiers.common.args import tier_args
 from langchain_tiered_memory.tiers.common.records import Plan, arun_plan, run_plan
 from langchain_tiered_memory.tiers.common.scope import MemoryScope
+from langchain_tiered_memory.tiers.common.slot_lock import SlotLock, slot_lock
 from langchain_tiered_memory.tiers.semantic import flows
 from langchain_tiered_memory.tiers.semantic.consistency import (
     ConsistencyJudge,
@@ -81,7 +82,6 @@ from langchain_tiered_memory.tiers.semantic.results import (
     SemanticSearchHit,
 )
 from langchain_tiered_memory.tiers.semantic.rules import validate_remember
-from langchain_tiered_memory.tiers.common.slot_lock import SlotLock, slot_lock
 from langchain_tiered_memory.types import ensure_aware
 
 __all__ = ["SemanticMemory"]
