@@ -195,7 +195,9 @@ async def test_an_async_context_embeds_its_query_once() -> None:
         alice = memory.for_user("alice")
         for i in range(3):
             before = inner.query_calls
-            ctx = await alice.abuild_memory_context(f"dinner with seafood, then my orders {i}", token_budget=500)
+            ctx = await alice.abuild_memory_context(
+                f"dinner with seafood, then my orders {i}", token_budget=500
+            )
             assert "shellfish" in ctx.text and "orders_v1" in ctx.text and not ctx.errors
             assert inner.query_calls - before == 1
     finally:
@@ -215,7 +217,9 @@ def test_tiers_read_from_threads_share_one_query_embedding() -> None:
         alice = memory.for_user("alice")
         for i in range(3):
             before = inner.query_calls
-            ctx = alice.build_memory_context(f"dinner with seafood, then my orders {i}", token_budget=500)
+            ctx = alice.build_memory_context(
+                f"dinner with seafood, then my orders {i}", token_budget=500
+            )
             assert "shellfish" in ctx.text and not ctx.errors
             assert inner.query_calls - before == 1
     finally:
