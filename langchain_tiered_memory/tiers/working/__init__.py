@@ -5,7 +5,7 @@ The public names of the working-memory tier, gathered from its modules:
 * buffers: :class:`ConversationBuffer` (FIFO), :class:`SlidingWindowSummaryBuffer`
   (window plus an LLM-updated summary), :class:`PriorityTruncationBuffer`;
   each returns a :class:`WorkingContext` from ``get_context()``;
-* :class:`ContextWindowBudget`: the seed's context-window layout;
+* :class:`ContextWindowBudget`: the context-window layout, split into sections;
 * :func:`create_working_memory_node`: the same policy as a LangGraph node.
 
 Example:
