@@ -6,7 +6,7 @@
 write-back handlers and the health figures. They read what they need from it
 and record failures through it; none of them holds the facade itself.
 
-Example:
+Examples:
     >>> from langgraph.store.memory import InMemoryStore
     >>> from langchain_tiered_memory import TieredMemory
     >>> runtime = TieredMemory(InMemoryStore()).runtime
@@ -55,7 +55,7 @@ _PAGE = 1000
 class Lifecycle:
     """Whether a memory is still open, and where it lives (named in errors).
 
-    Example:
+    Examples:
         >>> life = Lifecycle(path="./memory")
         >>> life.check_open("search")
         >>> life.close()

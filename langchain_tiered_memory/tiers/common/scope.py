@@ -4,7 +4,7 @@ Layout: ``("tiered_memory", <user_id>, <agent_id or "_">, <tier>, *sub)``. Label
 are whole tuple components, so user ``"al"`` can never match ``"alice"`` and a
 search under one user's prefix never sees another user's items.
 
-Example:
+Examples:
     >>> scope = MemoryScope("alice")
     >>> scope.namespace("episodic")
     ('tiered_memory', 'alice', '_', 'episodic')
@@ -45,7 +45,7 @@ def normalize_id(value: str, *, what: str = "id") -> str:
     (including the information separators U+001C to U+001F, which ``str.split``
     would also treat as spaces) is rejected, so two distinct ids never collide.
 
-    Example:
+    Examples:
         >>> normalize_id("  Alice  Smith ")
         'alice smith'
 
