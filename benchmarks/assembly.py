@@ -26,6 +26,7 @@ import tempfile
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
 
@@ -138,13 +139,29 @@ def mark_complete(path: Path, figures: dict[str, float]) -> None:
 
 
 def measure(memory: TieredMemory, queries: Sequence[str], budget: int) -> list[float]:
-    user = memory.for_user("target")
-    user.build_memory_context("warm-up query", token_budget=budget)
-    times = []
+    return measure_packings(memory, queries, budget, [None])[None]
+
+
+def measure_packings(
+    memory: TieredMemory, queries: Sequence[str], budget: int, packings: Sequence[str | None]
+) -> dict[str | None, list[float]]:
+    """build_memory_context times per packing, the packings interleaved query by query.
+
+    ``None`` keeps the memory's own assembly config.
+    """
+    users = {}
+    for packing in packings:
+        user = memory.for_user("target")
+        if packing is not None:
+            user.assembler.config = replace(user.assembler.config, packing=packing)
+        user.build_memory_context("warm-up query", token_budget=budget)
+        users[packing] = user
+    times: dict[str | None, list[float]] = {p: [] for p in packings}
     for q in queries:
-        t = time.perf_counter()
-        user.build_memory_context(q, token_budget=budget)
-        times.append((time.perf_counter() - t) * 1000)
+        for packing, user in users.items():
+            t = time.perf_counter()
+            user.build_memory_context(q, token_budget=budget)
+            times[packing].append((time.perf_counter() - t) * 1000)
     return times
 
 
@@ -173,6 +190,13 @@ def main(argv: Sequence[str] | None = None) -> None:
         default="namespace",
         help="the embedded store's BM25 statistics: the searched namespace's (default) "
         "or the whole collection's",
+    )
+    p.add_argument(
+        "--packings",
+        nargs="+",
+        choices=["utility", "sections"],
+        default=None,
+        help="time these AssemblyConfig packings on the embedded store, interleaved",
     )
     args = p.parse_args(argv)
     if args.quick:
@@ -239,7 +263,13 @@ def main(argv: Sequence[str] | None = None) -> None:
                     f"{time.perf_counter() - start:.1f}s",
                     flush=True,
                 )
-                results[label] = measure(memory, queries, args.budget)
+                if args.packings:
+                    timed = measure_packings(memory, queries, args.budget, args.packings)
+                    for packing, times in timed.items():
+                        results[f"{label} [{packing}]"] = times
+                        ingest[f"{label} [{packing}]"] = built["ingest_s"]
+                else:
+                    results[label] = measure(memory, queries, args.budget)
             finally:
                 memory.close()
         if n <= args.skip_inmemory_above:

@@ -201,7 +201,7 @@ def run(args: argparse.Namespace) -> None:
                 rows += measure(memory, queries, size, args.records, rng, clock)
         finally:
             if memory is not None:
-                memory.flush_access()  # buffered access events, before the store closes
+                memory.flush_access()  # access counts of this process, before the store closes
             close = getattr(store, "close", None)
             if close is not None:
                 close()

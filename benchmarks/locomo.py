@@ -33,6 +33,7 @@ if __package__ in (None, ""):  # run as a file: make ``benchmarks`` importable
 
 from langchain_core.embeddings import Embeddings
 
+from benchmarks.locomo_context import add_arguments, run_context
 from benchmarks.locomo_data import load_locomo
 from benchmarks.locomo_embed import (
     CachedEmbedder,
@@ -104,6 +105,19 @@ class CachedLangChainEmbeddings(Embeddings):
 
 
 def run(args: argparse.Namespace) -> None:
+    if args.context:  # evidence in the assembled context (benchmarks/locomo_context.py)
+        lo, _, hi = (args.convs or "1-10").partition("-")
+        picked = range(int(lo) - 1, int(hi or lo))
+        print(
+            run_context(
+                args.data,
+                budgets=args.budgets,
+                convs=list(picked),
+                turns_top_k=args.turns_top_k,
+                embeddings=args.context_embeddings,
+            )
+        )
+        return
     convs = load_locomo(args.data)
     if args.convs:
         lo, _, hi = args.convs.partition("-")
@@ -225,6 +239,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--cache-dir", default=None, help="embedding cache dir (default: temp dir)")
     ap.add_argument("--threads", type=int, default=1, help="onnxruntime threads (standalone)")
     ap.add_argument("--detail", action="store_true", help="also print a per-category table per row")
+    add_arguments(ap)
     main_args = ap.parse_args(argv)
     run(main_args)
 

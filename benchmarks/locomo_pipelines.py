@@ -18,9 +18,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from benchmarks.bm25 import BM25Index
 from benchmarks.locomo_data import Conversation, Question, Turn
 from benchmarks.locomo_embed import EmbedFn
 from langchain_tiered_memory.stores.fusion import FusionConfig, fuse
+from langchain_tiered_memory.text import analyze
 from langchain_tiered_memory.tiers.turns.defaults import (
     DEFAULT_CANDIDATES,
     DEFAULT_DENSE_ENRICH,
@@ -33,7 +35,6 @@ from langchain_tiered_memory.tiers.turns.defaults import (
     apply_speaker_boost,
 )
 from langchain_tiered_memory.tiers.turns.enrich import EnrichConfig, Utterance, index_texts
-from langchain_tiered_memory.tiers.turns.lexical import BM25Index, analyze
 from langchain_tiered_memory.tiers.turns.rerank import (
     TimeBoost,
     apply_neighbour_boost,

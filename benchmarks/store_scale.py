@@ -261,7 +261,8 @@ def _members(data: Data, j: int, kind: str) -> np.ndarray:
     return members
 
 
-def _exact_top10(data: Data, j: int, kind: str) -> set[int]:
+def exact_top10(data: Data, j: int, kind: str) -> set[int]:
+    """Ids of the exact top-10 of query ``j`` under filter ``kind`` (numpy brute force)."""
     members = _members(data, j, kind)
     scores = data.vectors[members] @ data.queries[j]
     top = np.argsort(-scores, kind="stable")[:10]
@@ -271,7 +272,7 @@ def _exact_top10(data: Data, j: int, kind: str) -> set[int]:
 def _recall(data: Data, results: list[list[Any]], kind: str) -> float:
     values = []
     for j, found in enumerate(results):
-        exact = _exact_top10(data, j, kind)
+        exact = exact_top10(data, j, kind)
         got = {int(item.key[1:]) for item in found}
         if exact:
             values.append(len(got & exact) / len(exact))

@@ -20,7 +20,7 @@ seconds per call instead of blocking a write for as long as it hangs.
 
 ``timeout=None`` calls the model directly and waits as long as it takes.
 
-Example:
+Examples:
     >>> from langchain_tiered_memory.testing.fakes import ScriptedChatModel
     >>> model = ScriptedChatModel(responses=["hi"])
     >>> invoke_with_timeout(model, "hello", 5.0, what="the greeting model").content

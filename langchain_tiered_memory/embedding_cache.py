@@ -17,7 +17,7 @@ follow the protocol (a :class:`CachedEmbeddings`, or any object with a
 ``clear_cache()`` method), and ``TieredMemory.forget_user`` calls it so a
 forgotten user's queries do not stay in memory.
 
-Example:
+Examples:
     >>> from langchain_tiered_memory.testing.fakes import HashingEmbeddings
     >>> emb = CachedEmbeddings(HashingEmbeddings(size=8))
     >>> emb.embed_query("hello") == emb.embed_query("hello"), emb.hits
@@ -51,7 +51,7 @@ class CachedEmbeddings(Embeddings):
         inner: The embeddings to wrap.
         maxsize: How many query vectors to keep.
 
-    Example:
+    Examples:
         >>> from langchain_tiered_memory.testing.fakes import HashingEmbeddings
         >>> emb = CachedEmbeddings(HashingEmbeddings(size=8))
         >>> _ = emb.embed_query("my address is 1 Main St")
@@ -191,7 +191,7 @@ def clear_embedding_cache(*embeddings: Any) -> int:
     return value counts when it is an int). ``None`` and objects without a
     cache are ignored; each object is cleared once.
 
-    Example:
+    Examples:
         >>> from langchain_tiered_memory.testing.fakes import HashingEmbeddings
         >>> emb = CachedEmbeddings(HashingEmbeddings(size=8))
         >>> _ = emb.embed_query("hello")

@@ -14,7 +14,7 @@ and the vectors come back in input order. The ONNX session and the tokenizer
 are loaded lazily on first use and cached per process, keyed by file and
 options, so several memories in one process share one session.
 
-Example:
+Examples:
     >>> from langchain_tiered_memory.embeddings import LocalEmbeddings
     >>> emb = LocalEmbeddings.default()
     >>> emb.dims
@@ -323,7 +323,7 @@ class LocalEmbeddings(BaseModel, Embeddings):
     with inputs ``input_ids``/``attention_mask``[/``token_type_ids``] and a
     token-state output; its hashes are checked only if you give them.
 
-    Args:
+    Attributes:
         model_path: An ONNX file; ``None`` for the bundled all-MiniLM-L6-v2.
         tokenizer_path: A ``tokenizer.json``; ``None`` for the bundled MiniLM one.
         model_sha256: Expected sha256 of the model file. Defaults to the pinned
@@ -343,7 +343,7 @@ class LocalEmbeddings(BaseModel, Embeddings):
             64-66 ms and lowered its p50 by 0.6-3.3 ms (100k memories, 2 cores).
             ``"off"``: never spin, which makes a single query about 0.5 ms slower.
 
-    Example:
+    Examples:
         >>> emb = LocalEmbeddings(batch_size=16)
         >>> vectors = emb.embed_documents(["hello", ""])
         >>> len(vectors), len(vectors[0])

@@ -7,7 +7,7 @@ message says what was wrong and how to fix it. Backend exceptions (which differ
 between Qdrant engines) are translated at the store boundary with the original
 chained as ``__cause__``.
 
-Example:
+Examples:
     >>> from langchain_tiered_memory.errors import TieredMemoryError, NamespaceError
     >>> try:
     ...     raise NamespaceError("namespace label 0 is empty: use a non-empty string")
@@ -18,14 +18,19 @@ Example:
 
 from __future__ import annotations
 
+from langgraph.store.base import InvalidNamespaceError
+
 __all__ = [
     "BackendError",
     "ConfigurationError",
+    "DiskFullError",
     "ExtractionError",
     "InvalidInputError",
     "MemoryClosedError",
     "MemoryPathError",
     "NamespaceError",
+    "OutboxDamagedError",
+    "StoreDamagedError",
     "StoreLockedError",
     "TieredMemoryError",
     "TokenBudgetError",
@@ -57,8 +62,12 @@ class InvalidInputError(TieredMemoryError, ValueError):
     """A value passed to a public method is invalid; nothing was stored."""
 
 
-class NamespaceError(InvalidInputError):
-    """A namespace (tuple of labels) is empty, has empty labels, or non-string labels."""
+class NamespaceError(InvalidInputError, InvalidNamespaceError):
+    """A namespace (tuple of labels) is empty, has empty labels, or non-string labels.
+
+    It is also LangGraph's ``InvalidNamespaceError``, so code written for
+    ``InMemoryStore`` or ``SqliteStore`` catches it unchanged.
+    """
 
 
 class TokenBudgetError(InvalidInputError):
@@ -73,6 +82,22 @@ class StoreLockedError(BackendError):
     """An embedded store path is already open in another process or handle."""
 
 
+class StoreDamagedError(BackendError):
+    """A file of a memory directory is missing or damaged; nothing was deleted or opened empty.
+
+    The message names the file and the repair (restore it from a backup, or the
+    ``tiered-memory repair`` step that accepts a stated loss).
+    """
+
+
+class DiskFullError(BackendError):
+    """The disk holding a store is (nearly) full; the write was refused and nothing is lost.
+
+    Free space on that filesystem and retry: queued writes are kept and applied
+    once there is room again.
+    """
+
+
 class ExtractionError(TieredMemoryError):
     """An LLM-backed extraction or reflection failed or returned malformed output."""
 
@@ -83,3 +108,7 @@ class WriteBackError(TieredMemoryError):
 
 class WriteBackTimeoutError(WriteBackError, TimeoutError):
     """``flush``/``close`` gave up waiting; the writes stay queued and will still be applied."""
+
+
+class OutboxDamagedError(StoreDamagedError, WriteBackError):
+    """The durable outbox is missing or damaged; no write is acknowledged until it is repaired."""

@@ -14,7 +14,7 @@ order behave as they did at the source:
 * any other ``BaseStore``: the records are put, so the store stamps them with
   the import time; a warning says so.
 
-Example:
+Examples:
     >>> from langgraph.store.memory import InMemoryStore
     >>> store = InMemoryStore()
     >>> store.put(("tiered_memory", "alice", "notes"), "n1", {"text": "hello"})
@@ -155,7 +155,7 @@ class ImportTarget:
         InvalidInputError: No target, ``user_id`` together with ``user_map`` or
             ``keep_file_users``, or an id that ``for_user`` would refuse.
 
-    Example:
+    Examples:
         >>> target = ImportTarget(user_map={"Old Name": "alice"})
         >>> target.namespace(("tiered_memory", "OLD NAME", "_", "semantic", "facts"))
         ('tiered_memory', 'alice', '_', 'semantic', 'facts')

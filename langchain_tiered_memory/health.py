@@ -5,14 +5,14 @@ memory-architecture design this library implements.
 
 Computed by one scan of the store: sizes per user and tier, growth, the share
 of memories ever retrieved (episodes, current facts, and both together; access
-events count retrievals and are not memories themselves), the staleness
+counts are statistics, not memories themselves), the staleness
 distribution of current facts,
 consolidation runs and their success rate, forgetting counts from the audit
 trail, write-back counts and recorded failures. :func:`compute_stats` and its
 async twin :func:`acompute_stats` differ only in their store calls; both fold
 the scanned items with the same :class:`StatsScan`.
 
-Example:
+Examples:
     >>> from langgraph.store.memory import InMemoryStore
     >>> from langchain_tiered_memory import TieredMemory
     >>> memory = TieredMemory(InMemoryStore())
@@ -29,10 +29,7 @@ from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from langchain_tiered_memory.tiers.common.access import (
-    aflush_access_buffers,
-    flush_access_buffers,
-)
+from langchain_tiered_memory.tiers.common.access import asave_access, save_access
 from langchain_tiered_memory.tiers.common.scope import ROOT_LABEL, label_to_id
 from langchain_tiered_memory.types import ensure_aware
 
@@ -69,7 +66,7 @@ def _parse(value: Any) -> datetime | None:
 
 
 _ACCESS_ID = {"episodic": "episode_id", "semantic": "fact_id"}
-"""The field that names the record in a tier's access events."""
+"""The field that names the record in a tier's saved access counts."""
 
 
 def _share(accessed: set[tuple[str, str]], live: set[tuple[str, str]]) -> float:
@@ -94,7 +91,7 @@ class StatsScan:
         self.staleness: Counter[str] = Counter()
         self.forgetting: Counter[str] = Counter()
         self.consolidation: Counter[str] = Counter()
-        # (user, id) of the live episodes and current facts, and of those with an access event
+        # (user, id) of the live episodes and current facts, and of those with an access count
         self.episodes: set[tuple[str, str]] = set()
         self.facts: set[tuple[str, str]] = set()
         self.accessed: dict[str, set[tuple[str, str]]] = {"episodic": set(), "semantic": set()}
@@ -116,7 +113,6 @@ class StatsScan:
                 self.consolidation["succeeded" if value.get("ok") else "failed"] += 1
             return
         if sub == "access":  # retrieval counts: statistics, not memories
-            # Raw access events and folded segment heads both name their record.
             record = value.get(_ACCESS_ID.get(tier, ""))
             if tier in self.accessed and isinstance(record, str):
                 self.accessed[tier].add((user, record))
@@ -169,7 +165,7 @@ class StatsScan:
 def compute_stats(runtime: MemoryRuntime) -> dict[str, Any]:
     """Scan the memory's store once and return its health figures as a dict."""
     scan = StatsScan(runtime.clock())
-    flush_access_buffers(runtime.store)  # count accesses still buffered in this process
+    save_access(runtime.store)  # count accesses not saved yet in this process
     for item in runtime.scan((ROOT_LABEL,)):
         scan.add(item)
     writer = runtime.writer
@@ -179,7 +175,7 @@ def compute_stats(runtime: MemoryRuntime) -> dict[str, Any]:
 async def acompute_stats(runtime: MemoryRuntime) -> dict[str, Any]:
     """Async twin of :func:`compute_stats`."""
     scan = StatsScan(runtime.clock())
-    await aflush_access_buffers(runtime.store)
+    await asave_access(runtime.store)
     async for item in runtime.ascan((ROOT_LABEL,)):
         scan.add(item)
     writer = runtime.writer

@@ -1,6 +1,6 @@
 """``TieredMemory``: the facade over the store, the tiers, assembly and write-back.
 
-Example:
+Examples:
     >>> import tempfile
     >>> from langchain_tiered_memory import TieredMemory
     >>> from langchain_tiered_memory.testing.fakes import HashingEmbeddings
@@ -16,7 +16,6 @@ Example:
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import inspect
 import os
 import threading
@@ -32,6 +31,14 @@ from langgraph.store.base import BaseStore, PutOp
 from langchain_tiered_memory.assembly.assembler import AssemblyConfig
 from langchain_tiered_memory.consolidation.policy import ForgettingPolicy
 from langchain_tiered_memory.embedding_cache import CachedEmbeddings, clear_embedding_cache
+from langchain_tiered_memory.erasure import (
+    DELETIONS_NAMESPACE,
+    ERASURES_NAMESPACE,
+    deletion_record,
+    erasure_done,
+    erasure_marker,
+    unfinished_users,
+)
 from langchain_tiered_memory.errors import ConfigurationError, MemoryPathError
 from langchain_tiered_memory.export_import import (
     ImportTarget,
@@ -44,10 +51,7 @@ from langchain_tiered_memory.export_import import (
 from langchain_tiered_memory.runtime import MemoryRuntime
 from langchain_tiered_memory.stores.abilities import Closable, Purging
 from langchain_tiered_memory.stores.serialized import thread_safe
-from langchain_tiered_memory.tiers.common.access import (
-    aflush_access_buffers,
-    flush_access_buffers,
-)
+from langchain_tiered_memory.tiers.common.access import access_counts, asave_access, save_access
 from langchain_tiered_memory.tiers.common.scope import (
     ROOT_LABEL,
     MemoryScope,
@@ -65,11 +69,10 @@ from langchain_tiered_memory.writeback.writer import DurableMemoryWriter
 
 __all__ = ["DELETIONS_NAMESPACE", "TieredMemory"]
 
-DELETIONS_NAMESPACE = ("tiered_memory_deletions",)
-"""Where :meth:`TieredMemory.forget_user` records that a deletion happened (no content)."""
-
 _PAGE = 1000
 _DELETE_CHUNK = 256
+_MARKERS = 100_000
+"""At most this many unfinished erasures are resumed at once."""
 
 
 class TieredMemory:
@@ -241,11 +244,16 @@ class TieredMemory:
         memory = cls(store, embeddings=cached, llm=llm, writer=writer, **kwargs)
         memory._owns_store = True
         memory.runtime.lifecycle.path = str(root)
-        if writer is not None:
-            from langchain_tiered_memory.writeback.handlers import register_memory_handlers
+        try:
+            if writer is not None:
+                from langchain_tiered_memory.writeback.handlers import register_memory_handlers
 
-            register_memory_handlers(writer, memory.for_user)
-            writer.start()
+                register_memory_handlers(writer, memory.for_user)
+                writer.start()
+            memory.resume_erasures()
+        except BaseException:
+            memory.close()
+            raise
         return memory
 
     # -- users -----------------------------------------------------------------------
@@ -400,32 +408,31 @@ class TieredMemory:
         uid = normalize_id(user_id, what="user_id")
         return uid, MemoryScope(uid).user_prefix
 
-    def _forget_finish(self, uid: str, count: int) -> PutOp:
-        """Drop cached state of the user; the op recording that the deletion happened."""
+    def _forget_finish(self, uid: str, count: int) -> list[PutOp]:
+        """Drop cached state of the user; the ops recording the deletion and what is left."""
         with self._lock:
             for scope in [s for s in self._users if s.user_id == uid]:
                 del self._users[scope]
         clear_embedding_cache(self.embeddings, *_index_embeddings(self.store))
         now = self.clock()
-        return PutOp(
-            DELETIONS_NAMESPACE,
-            hashlib.sha256(f"{uid}|{now.isoformat()}".encode()).hexdigest(),
-            {
-                "user_sha256": hashlib.sha256(uid.encode()).hexdigest(),
-                "deleted_at": now.isoformat(),
-                "records": count,
-            },
-            index=False,
-        )
+        # On a store that purges, the marker stays (at "purge") until the purge is done.
+        purging = isinstance(self.store, Purging)
+        last = erasure_marker(uid, "purge", now) if purging else erasure_done(uid)
+        return [deletion_record(uid, now, count), last]
+
+    def _purges(self, purge: bool) -> bool:
+        return purge and isinstance(self.store, Purging)
 
     def forget_user(self, user_id: str, *, purge: bool = True) -> int:
         """Delete every record of a user across tiers, agents, trash, audit and outbox.
 
         Only the fact that a deletion happened is kept (a hash of the user id,
-        the time and the count) under :data:`DELETIONS_NAMESPACE`. The query
-        embedding caches of :attr:`embeddings` and of the store's index are
-        cleared too (every user's cached queries: the cache does not know whose
-        they are; see :func:`~langchain_tiered_memory.embedding_cache.clear_embedding_cache`),
+        the time and the count) under :data:`DELETIONS_NAMESPACE`. The user's
+        access counts not saved yet are dropped, and none can be saved for them
+        afterwards. The query embedding caches of :attr:`embeddings` and of the
+        store's index are cleared too (every user's cached queries: the cache does
+        not know whose they are; see
+        :func:`~langchain_tiered_memory.embedding_cache.clear_embedding_cache`),
         so the user's recent query texts do not stay in process memory.
 
         With ``purge=True`` (the default) and a store that can purge (one with the
@@ -434,38 +441,80 @@ class TieredMemory:
         payloads are gone from the store's files: the store rewrites its shard in a
         child process while reads and writes go on (about 0.3 ms per stored point,
         plus the HNSW build). On a large store, forget several users with
-        ``purge=False`` and call ``memory.store.purge_deleted()`` once.
+        ``purge=False`` and call :meth:`resume_erasures` once.
+
+        The erasure is journaled (:mod:`~langchain_tiered_memory.erasure`): if the
+        process dies part-way, :meth:`resume_erasures` (called by :meth:`open`)
+        finishes it, purge included.
 
         Returns:
             How many store records were deleted.
         """
         self._check_open("forget_user")
         uid, prefix = self._forget_prepare(user_id)
+        self.store.batch([erasure_marker(uid, "delete", self.clock())])  # before anything goes
         if self.writer is not None:
             self.writer.flush()
             self.writer.purge(prefix)
-        ops = [PutOp(tuple(i.namespace), i.key, None) for i in self.runtime.scan(prefix)]
-        for start in range(0, len(ops), _DELETE_CHUNK):
-            self.store.batch(ops[start : start + _DELETE_CHUNK])
-        self.store.batch([self._forget_finish(uid, len(ops))])
-        if purge and isinstance(self.store, Purging):
-            self.store.purge_deleted()
+        with access_counts(self.store).erasing(prefix):
+            ops = [PutOp(tuple(i.namespace), i.key, None) for i in self.runtime.scan(prefix)]
+            for start in range(0, len(ops), _DELETE_CHUNK):
+                self.store.batch(ops[start : start + _DELETE_CHUNK])
+        self.store.batch(self._forget_finish(uid, len(ops)))
+        if self._purges(purge):
+            self.store.purge_deleted()  # type: ignore[attr-defined]
+            self.store.batch([erasure_done(uid)])
         return len(ops)
 
     async def aforget_user(self, user_id: str, *, purge: bool = True) -> int:
         """Async twin of :meth:`forget_user`."""
         self._check_open("aforget_user")
         uid, prefix = self._forget_prepare(user_id)
+        await self.store.abatch([erasure_marker(uid, "delete", self.clock())])
         if self.writer is not None:
             await self.writer.aflush()
             await self.writer.apurge(prefix)
-        ops = [PutOp(tuple(i.namespace), i.key, None) async for i in self.runtime.ascan(prefix)]
-        for start in range(0, len(ops), _DELETE_CHUNK):
-            await self.store.abatch(ops[start : start + _DELETE_CHUNK])
-        await self.store.abatch([self._forget_finish(uid, len(ops))])
-        if purge and isinstance(self.store, Purging):
-            await self.store.apurge_deleted()
+        async with access_counts(self.store).aerasing(prefix):
+            ops = [PutOp(tuple(i.namespace), i.key, None) async for i in self.runtime.ascan(prefix)]
+            for start in range(0, len(ops), _DELETE_CHUNK):
+                await self.store.abatch(ops[start : start + _DELETE_CHUNK])
+        await self.store.abatch(self._forget_finish(uid, len(ops)))
+        if self._purges(purge):
+            await self.store.apurge_deleted()  # type: ignore[attr-defined]
+            await self.store.abatch([erasure_done(uid)])
         return len(ops)
+
+    def resume_erasures(self) -> int:
+        """Finish every :meth:`forget_user` that did not complete; returns how many.
+
+        A crash during :meth:`forget_user`, or a call with ``purge=False``,
+        leaves an erasure marker. This deletes what is left of each such user,
+        rewrites the store without the deleted records (when it can purge) and
+        removes the markers. :meth:`open` calls it; call it yourself after
+        building a ``TieredMemory`` from parts, or to purge after several
+        ``forget_user(..., purge=False)``.
+        """
+        markers = self.store.search(ERASURES_NAMESPACE, limit=_MARKERS)
+        if not markers:
+            return 0
+        for uid in unfinished_users([m.value for m in markers], self.users()):
+            self.forget_user(uid, purge=False)
+        if isinstance(self.store, Purging):
+            self.store.purge_deleted()
+        self.store.batch([PutOp(ERASURES_NAMESPACE, m.key, None) for m in markers])
+        return len(markers)
+
+    async def aresume_erasures(self) -> int:
+        """Async twin of :meth:`resume_erasures`."""
+        markers = await self.store.asearch(ERASURES_NAMESPACE, limit=_MARKERS)
+        if not markers:
+            return 0
+        for uid in unfinished_users([m.value for m in markers], await self.ausers()):
+            await self.aforget_user(uid, purge=False)
+        if isinstance(self.store, Purging):
+            await self.store.apurge_deleted()
+        await self.store.abatch([PutOp(ERASURES_NAMESPACE, m.key, None) for m in markers])
+        return len(markers)
 
     # -- health ----------------------------------------------------------------------
 
@@ -515,7 +564,7 @@ class TieredMemory:
         finally:
             self.runtime.lifecycle.close()
             try:
-                flush_access_buffers(self.store)  # buffered episode accesses, before closing
+                save_access(self.store)  # access counts of this process, before closing
             finally:
                 if self._owns_store and isinstance(self.store, Closable):
                     self.store.close()
@@ -530,7 +579,7 @@ class TieredMemory:
         finally:
             self.runtime.lifecycle.close()
             try:
-                await aflush_access_buffers(self.store)
+                await asave_access(self.store)
             finally:
                 if self._owns_store and isinstance(self.store, Closable):
                     await self.store.aclose()

@@ -1,5 +1,9 @@
-"""Small text helpers shared across layers: content words, one-line text, text at the door.
+"""Small text helpers shared across layers: the text analyser, one-line text, text at the door.
 
+* :func:`words`, :data:`STOPWORDS`, :func:`stem` and :func:`analyze`: the one
+  analyser of the package (tokens, stopwords, light stemming), used by the
+  benchmarks' BM25 baseline, conflict grouping, the consistency judge and the
+  speaker match.
 * :func:`content_words` and :func:`word_overlap`: what a text is about.
 * :func:`sanitize_line`: a memory's text made safe to show a model on one line
   of a data frame (the frames themselves are built in
@@ -9,7 +13,7 @@
   :class:`~langchain_tiered_memory.errors.InvalidInputError` otherwise.
 * :func:`cap_query`: a query cut to :data:`MAX_QUERY_CHARS`.
 
-Example:
+Examples:
     >>> sorted(content_words("Forget that I am allergic to shellfish"))
     ['allergic', 'shellfish']
     >>> word_overlap("that I am allergic to shellfish", "Allergic to shellfish")
@@ -34,12 +38,15 @@ __all__ = [
     "MAX_QUERY_CHARS",
     "MAX_TEXT_CHARS",
     "STOPWORDS",
+    "analyze",
     "cap_query",
     "check_text",
     "check_unicode",
     "content_words",
     "sanitize_line",
+    "stem",
     "word_overlap",
+    "words",
 ]
 
 MAX_QUERY_CHARS = 8_000
@@ -54,7 +61,8 @@ MAX_TEXT_CHARS = 100_000
 Facts are short statements extracted from it; longer input is refused, not cut,
 so nothing is half-remembered. Store large documents elsewhere."""
 
-_WORD = re.compile(r"\w+", re.UNICODE)
+_WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)*")
+_VOWEL = re.compile(r"[aeiouy]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
 """C0 and C1 controls (every line break ``str.splitlines`` knows) and the Unicode
@@ -86,63 +94,132 @@ _CONTROL_TOKEN = re.compile(r"\[(/?[A-Z][A-Z0-9_]*)\]")
 ``<start_of_turn>``, ``<s>``) are broken by the bracket mapping."""
 _SPACES = re.compile(r"[ \t]{2,}")
 
-STOPWORDS = frozenset(
-    [
-        "a",
-        "about",
-        "am",
-        "an",
-        "and",
-        "are",
-        "as",
-        "at",
-        "be",
-        "by",
-        "can",
-        "do",
-        "for",
-        "forget",
-        "from",
-        "have",
-        "how",
-        "i",
-        "i'm",
-        "im",
-        "in",
-        "is",
-        "it",
-        "me",
-        "my",
-        "of",
-        "on",
-        "or",
-        "please",
-        "remember",
-        "should",
-        "that",
-        "the",
-        "this",
-        "to",
-        "was",
-        "we",
-        "what",
-        "when",
-        "where",
-        "which",
-        "who",
-        "why",
-        "will",
-        "with",
-        "you",
-        "your",
-    ]
+_STOPWORD_TEXT = """
+    a about above after again against all also am an and any are as at be because been before
+    being below between both but by can could currently d did do does doing don't didn't doesn't
+    down during each few for forget from further get gets getting got had has have having he her
+    here hers herself hey hi him himself his how i i'd i'll i'm i've if im in into is it it's its
+    itself just ll m me mine more most my myself no nor not now of off oh on once only or other
+    our ours ourselves out over own please re really remember s same she should so some such t
+    than thank thanks that that's the their theirs them themselves then there these they this
+    those through to too under until up us user ve very was we were what when where which while
+    who whom why will with won't can't would wow yeah yes you you're your yours yourself
+    yourselves
+"""
+
+STOPWORDS: frozenset[str] = frozenset(_STOPWORD_TEXT.split())
+"""Function words, chat filler and memory-command verbs ("remember", "forget") that
+say nothing about a text's topic (English); matched before and after stemming."""
+
+
+def words(text: str) -> list[str]:
+    """The words of ``text``, lower-cased, in order: the one tokeniser of the package.
+
+    A word is a run of letters and digits (any script), with inner apostrophes
+    kept (the typographic apostrophe U+2019 folded to ``'``).
+
+    Example:
+        >>> words("Jon's 2 dogs_and cats!")
+        ["jon's", '2', 'dogs', 'and', 'cats']
+    """
+    return _WORD.findall(text.lower().replace("\u2019", "'"))
+
+
+_STEP1 = (
+    ("sses", "ss"),
+    ("ies", "y"),
+    ("ied", "y"),
+    ("ss", "ss"),
+    ("us", "us"),
+    ("is", "is"),
+    ("s", ""),
 )
-"""Function words and memory-command verbs that say nothing about a memory's topic."""
+_STEP2 = ("ingly", "edly", "ing", "ed", "ly")
+
+
+def stem(word: str) -> str:
+    """Strip common English inflections (plural, -ing, -ed, -ly), conservatively.
+
+    A light stemmer in the spirit of Porter's step 1: enough to join the inflected
+    forms of a word, without the over-stemming of the full algorithm.
+
+    Example:
+        >>> [stem(w) for w in ["paintings", "hiking", "adopted", "stories", "glass"]]
+        ['paint', 'hike', 'adopt', 'story', 'glass']
+    """
+    if len(word) <= 3 or not word.isalpha():
+        return word
+    for suffix, repl in _STEP1:
+        if word.endswith(suffix):
+            word = word[: len(word) - len(suffix)] + repl
+            break
+    for suffix in _STEP2:
+        if word.endswith(suffix):
+            root = word[: -len(suffix)]
+            if len(root) < 3 or not _VOWEL.search(root):
+                break
+            if len(root) >= 2 and root[-1] == root[-2] and root[-1] not in "lsz":
+                root = root[:-1]  # running -> run, stopped -> stop
+            elif suffix in ("ing", "ed") and _needs_e(root):
+                root += "e"  # hiking -> hike, baked -> bake
+            word = root
+            break
+    return word
+
+
+def _needs_e(root: str) -> bool:
+    """A short consonant-vowel-consonant root lost a final ``e`` (hik-ing, bak-ed)."""
+    if len(root) < 3 or len(root) > 5:
+        return False
+    c1, v, c2 = root[-3], root[-2], root[-1]
+    vowels = "aeiou"
+    return (
+        c1 not in vowels
+        and v in vowels
+        and c2 not in vowels + "wxy"
+        and not (len(root) > 3 and root[-4] in vowels)
+    )
+
+
+def analyze(
+    text: str,
+    *,
+    stopwords: frozenset[str] | None = STOPWORDS,
+    stemming: bool = True,
+) -> list[str]:
+    """Split text into search terms: :func:`words`, stopwords dropped, stemmed.
+
+    What comes after an apostrophe is dropped (``"jon's"`` is ``"jon"``), and a
+    word whose stem is a stopword goes too (``"likes"`` as well as ``"like"``).
+
+    Args:
+        text: Any text.
+        stopwords: Words to drop; None keeps all.
+        stemming: Apply :func:`stem` to each remaining word.
+
+    Returns:
+        The terms in text order (repeats kept, as BM25 counts them).
+
+    Example:
+        >>> analyze("Melanie painted two sunsets!")
+        ['melanie', 'paint', 'two', 'sunset']
+    """
+    stop = stopwords or frozenset()
+    out = []
+    for word in words(text):
+        if word in stop:
+            continue
+        word = word.split("'", 1)[0]
+        term = stem(word) if stemming else word
+        if word in stop or term in stop:
+            continue
+        out.append(term)
+    return out
 
 
 def content_words(text: str, *, min_length: int = 1) -> set[str]:
-    """Lower-cased words of ``text`` that are not stopwords (and at least ``min_length`` long)."""
-    return {w for w in _WORD.findall(text.lower()) if w not in STOPWORDS and len(w) >= min_length}
+    """The distinct unstemmed terms of ``text`` (:func:`analyze`), ``min_length`` or longer."""
+    return {w for w in analyze(text, stemming=False) if len(w) >= min_length}
 
 
 def word_overlap(a: str, b: str) -> float:

@@ -7,7 +7,7 @@ their sha256 against the hashes tiktoken itself pins. The result is the Rust
 tokenizer with identical token ids, loaded with no network, no environment
 variable and no cache writes.
 
-Example:
+Examples:
     >>> from langchain_tiered_memory.tokens import TokenCounter
     >>> counter = TokenCounter()            # o200k_base, offline
     >>> counter.count("hello world")
@@ -226,7 +226,7 @@ class TokenCounter:
         count_text: Optional callable to use instead of tiktoken (for models
             with another tokenizer); per-message overhead still applies.
 
-    Example:
+    Examples:
         >>> counter = TokenCounter("cl100k_base")
         >>> counter("The quick brown fox")
         4
@@ -302,7 +302,7 @@ class TokenCounter:
 class TokenBudget:
     """Tracks token spending against a fixed budget.
 
-    Example:
+    Examples:
         >>> budget = TokenBudget(100)
         >>> budget.can_afford(60)
         True

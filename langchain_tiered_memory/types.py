@@ -8,7 +8,7 @@ conversation turn's ``time``, a fact query's ``as_of``, a strategy's times, a
 clock's "now") is taken to be UTC, by :func:`ensure_aware`; it is never refused
 and never read as local time. Pass an aware datetime to mean another zone.
 
-Example:
+Examples:
     >>> from langchain_tiered_memory.types import validate_namespace
     >>> validate_namespace(("memories", "alice"))
     ('memories', 'alice')
@@ -47,7 +47,7 @@ def ensure_aware(value: datetime) -> datetime:
 
     The library's one rule for naive datetimes (see the module docs).
 
-    Example:
+    Examples:
         >>> ensure_aware(datetime(2025, 1, 1)).isoformat()
         '2025-01-01T00:00:00+00:00'
     """

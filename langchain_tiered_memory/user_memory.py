@@ -3,7 +3,7 @@
 Obtained from :meth:`TieredMemory.for_user`; every read and write made through
 it is scoped to that user (and agent, if one was given).
 
-Example:
+Examples:
     >>> from langchain_tiered_memory import TieredMemory
     >>> from langgraph.store.memory import InMemoryStore
     >>> memory = TieredMemory(InMemoryStore())
@@ -247,14 +247,24 @@ class UserMemory:
     # -- consolidation -----------------------------------------------------------------
 
     def consolidate(self, progress: ProgressCallback | None = None) -> ConsolidationReport:
-        """Run a consolidation pass (extract, learn, merge, forget); resumable."""
+        """Run a consolidation pass (extract, learn, merge, forget); resumable.
+
+        Afterwards the access counts of the user's episodes and facts counted in
+        this process are saved.
+        """
         self.runtime.lifecycle.check_open("consolidate")
-        return MemoryConsolidator(self).consolidate(progress)
+        report = MemoryConsolidator(self).consolidate(progress)
+        self.episodic.flush_access()
+        self.semantic.flush_access()
+        return report
 
     async def aconsolidate(self, progress: ProgressCallback | None = None) -> ConsolidationReport:
         """Async twin of :meth:`consolidate`."""
         self.runtime.lifecycle.check_open("aconsolidate")
-        return await MemoryConsolidator(self).aconsolidate(progress)
+        report = await MemoryConsolidator(self).aconsolidate(progress)
+        await self.episodic.aflush_access()
+        await self.semantic.aflush_access()
+        return report
 
     # -- search and forget (also the agent's memory tools) ---------------------------
 

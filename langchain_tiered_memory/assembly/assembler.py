@@ -7,13 +7,17 @@ as on the embedded Qdrant engine). Tiers asked at the same time would each
 embed the query: a store that offers ``prefetch_query`` (as
 :class:`~langchain_tiered_memory.stores.QdrantMemoryStore` does) starts one
 embedding first and every search waits for it. The assembler turns the answers
-into tier-neutral items, resolves conflicts between them, and packs them into
-the token budget by priority: tool warnings and strategies, the user's profile,
-query-relevant knowledge, similar past experiences, then past conversation
-turns. A tier that fails is reported in ``MemoryContext.errors`` (and logged);
-the others still answer.
+into tier-neutral items, resolves conflicts between them, gives each one
+utility for the query (:mod:`~langchain_tiered_memory.assembly.utility`) and
+packs them by utility into the token budget: critical facts first, then the
+most useful memories per token, until the budget or the relevance floor stops
+it. Sections only decide how the memories are shown. ``packing="sections"``
+keeps the section-order packing instead (tool warnings and strategies, the
+user's profile, query-relevant knowledge, similar past experiences, then past
+conversation turns), to compare the two. A tier that fails is reported in
+``MemoryContext.errors`` (and logged); the others still answer.
 
-Example:
+Examples:
     >>> from langgraph.store.memory import InMemoryStore
     >>> from langchain_tiered_memory.tiers.common.scope import MemoryScope
     >>> from langchain_tiered_memory.tiers.semantic.memory import SemanticMemory
@@ -36,22 +40,32 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Literal
 
 from langchain_tiered_memory.assembly import convert
 from langchain_tiered_memory.assembly.conflicts import MemoryConflictResolver
+from langchain_tiered_memory.assembly.critical import CriticalFactPolicy
 from langchain_tiered_memory.assembly.items import MemoryContext, MemoryItem
-from langchain_tiered_memory.assembly.packing import pack_items
+from langchain_tiered_memory.assembly.packing import pack_by_utility, pack_items
+from langchain_tiered_memory.assembly.utility import rank_items
 from langchain_tiered_memory.errors import ConfigurationError, InvalidInputError
 from langchain_tiered_memory.stores.abilities import QueryPrefetching, ReadConcurrency
+from langchain_tiered_memory.tiers.common.ranking import UtilityConfig
 from langchain_tiered_memory.tiers.episodic.memory import EpisodicMemory
 from langchain_tiered_memory.tiers.procedural.memory import ProceduralMemory
 from langchain_tiered_memory.tiers.semantic.memory import SemanticMemory
 from langchain_tiered_memory.tiers.turns.memory import ConversationTurns
 from langchain_tiered_memory.tokens import TokenCounter
 
-__all__ = ["AssemblyConfig", "ContextAssembler"]
+__all__ = ["DEFAULT_RELEVANCE_FLOOR", "AssemblyConfig", "ContextAssembler"]
+
+Packing = Literal["utility", "sections"]
+
+DEFAULT_RELEVANCE_FLOOR = 0.2
+"""The relevance floor chosen by sweeping it on ``benchmarks/context_quality.py``
+(see docs/assembly.md): the lowest floor that keeps distractors out while every
+needed memory stays in."""
 
 logger = logging.getLogger(__name__)
 
@@ -72,6 +86,16 @@ class AssemblyConfig:
         min_failure_rate: Tools failing at least this often get a warning (a tool
             whose last use failed always does).
         min_trim_tokens: Trim an item that does not fit only if this much room is left.
+        packing: ``"utility"`` (one ranking across tiers, packed by utility per
+            token, with the relevance floor and critical facts) or ``"sections"``
+            (section by section in a fixed order, as a baseline to compare with).
+        relevance_floor: Memories whose relevance is below it stay out even when
+            budget is left (``"utility"`` packing only; critical facts aside).
+        token_cost_weight: How much a memory's token cost lowers its priority
+            (see :func:`~langchain_tiered_memory.assembly.packing.priority`).
+        utility: How relevance, importance, recency, confidence and the
+            section priors combine into one utility.
+        critical: Which facts are critical: always shown, whatever the query.
     """
 
     max_profile_facts: int = 15
@@ -82,8 +106,27 @@ class AssemblyConfig:
     min_strategy_confidence: float = 0.0
     min_failure_rate: float = 0.3
     min_trim_tokens: int = 24
+    packing: Packing = "utility"
+    relevance_floor: float = DEFAULT_RELEVANCE_FLOOR
+    token_cost_weight: float = 0.25
+    utility: UtilityConfig = field(default_factory=UtilityConfig)
+    critical: CriticalFactPolicy = field(default_factory=CriticalFactPolicy)
 
     def __post_init__(self) -> None:
+        if self.packing not in ("utility", "sections"):
+            raise ConfigurationError(
+                f"AssemblyConfig.packing is {self.packing!r}: use 'utility' or 'sections'"
+            )
+        for name, top in (("relevance_floor", 1.0), ("token_cost_weight", 100.0)):
+            value = getattr(self, name)
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, (int, float))
+                or not 0.0 <= value <= top
+            ):
+                raise ConfigurationError(
+                    f"AssemblyConfig.{name} must be a number in [0, {top:g}], got {value!r}"
+                )
         for name in (
             "max_profile_facts",
             "knowledge_top_k",
@@ -173,6 +216,23 @@ class ContextAssembler:
             "min_confidence": c.min_strategy_confidence,
         }
         tasks = []
+        crit = c.critical
+        if (
+            c.packing == "utility"
+            and crit.max_facts > 0
+            and (crit.attributes or crit.include_pinned)
+        ):
+            crit_kw: dict[str, Any] = {
+                "include_pinned": crit.include_pinned,
+                "limit": crit.max_facts,
+            }
+            tasks.append(
+                _Task(
+                    "critical",
+                    lambda: s.critical_facts(self.entity_id, crit.attributes, **crit_kw),
+                    lambda: s.acritical_facts(self.entity_id, crit.attributes, **crit_kw),
+                )
+            )
         t = self.turns
         if t is not None and c.turns_top_k > 0:
             tasks.append(
@@ -224,7 +284,7 @@ class ContextAssembler:
             self.on_error(name, exc)
 
     def _assemble(
-        self, results: dict[str, Any], token_budget: int, errors: dict[str, str]
+        self, query: str, results: dict[str, Any], token_budget: int, errors: dict[str, str]
     ) -> MemoryContext:
         c = self.config
         items: list[MemoryItem] = []
@@ -235,16 +295,33 @@ class ContextAssembler:
         items += convert.preference_items(results.get("preferences", {}))
         profile = results.get("profile")
         profile_list = convert.profile_items(profile) if profile else []
-        items += profile_list
+        seen = {i.id for i in profile_list}
+        critical_list = [
+            i for i in convert.critical_items(results.get("critical", [])) if i.id not in seen
+        ]
+        items += profile_list + critical_list
         items += convert.knowledge_items(
-            results.get("knowledge", []), exclude={i.id for i in profile_list}
+            results.get("knowledge", []), exclude=seen | {i.id for i in critical_list}
         )
         items += convert.experience_items(results.get("experiences", []))
         items += convert.turn_items(results.get("conversation", []))
         kept, conflicts = self.resolver.resolve(items)
-        ctx = pack_items(
-            kept, budget=token_budget, counter=self.counter, min_trim_tokens=c.min_trim_tokens
-        )
+        if c.packing == "sections":
+            ctx = pack_items(
+                kept, budget=token_budget, counter=self.counter, min_trim_tokens=c.min_trim_tokens
+            )
+        else:
+            ranked = rank_items(
+                kept, query, now=self.semantic.clock(), config=c.utility, critical=c.critical
+            )
+            ctx = pack_by_utility(
+                ranked,
+                budget=token_budget,
+                counter=self.counter,
+                relevance_floor=c.relevance_floor,
+                token_cost_weight=c.token_cost_weight,
+                min_trim_tokens=c.min_trim_tokens,
+            )
         ctx.dropped = conflicts + ctx.dropped
         ctx.errors = errors
         return ctx
@@ -266,7 +343,7 @@ class ContextAssembler:
                 results[name] = answer()
             except Exception as exc:
                 self._fail(name, exc, errors)
-        return self._assemble(results, token_budget, errors)
+        return self._assemble(query, results, token_budget, errors)
 
     async def abuild(self, query: str, token_budget: int = 2000) -> MemoryContext:
         """Async twin of :meth:`build`."""
@@ -287,7 +364,7 @@ class ContextAssembler:
                 self._fail(task.name, answer, errors)
             else:
                 results[task.name] = answer
-        return self._assemble(results, token_budget, errors)
+        return self._assemble(query, results, token_budget, errors)
 
 
 async def _outcome(awaitable: Awaitable[Any]) -> Any:

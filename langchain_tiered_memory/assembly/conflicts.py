@@ -8,7 +8,7 @@ working memory, then procedural and recent episodes, then semantic facts, then
 old episodes; ties go to the newer, then the more confident, then the better
 scored memory. Losers are reported, never silently lost.
 
-Example:
+Examples:
     >>> from langchain_tiered_memory.assembly.items import MemoryItem
     >>> a = MemoryItem("semantic", "profile", "f1", "Lives in Paris", group_key="alice|lives_in")
     >>> b = MemoryItem("working", "profile", "m9", "Lives in Lyon", group_key="alice|lives_in")
@@ -19,21 +19,20 @@ Example:
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta, timezone
 
 from langchain_tiered_memory.assembly.items import DroppedItem, MemoryItem
+from langchain_tiered_memory.text import words
 from langchain_tiered_memory.types import ensure_aware, utcnow
 
 __all__ = ["MemoryConflictResolver", "word_set_similarity"]
 
-_WORD = re.compile(r"\w+", re.UNICODE)
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
 
 def _words(text: str) -> frozenset[str]:
-    return frozenset(_WORD.findall(text.lower()))
+    return frozenset(words(text))
 
 
 def _jaccard(a: str, wa: frozenset[str], b: str, wb: frozenset[str]) -> float:

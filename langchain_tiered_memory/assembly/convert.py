@@ -2,7 +2,7 @@
 
 Pure functions, shared by the sync and async assembler paths.
 
-Example:
+Examples:
     >>> from langchain_tiered_memory.tiers.procedural.models import ToolGuidance
     >>> g = ToolGuidance(tool_name="orders_v1", known=True, total_uses=3, successes=0,
     ...                  failures=3, last_success=False, last_error="410 Gone: use orders_v2")
@@ -23,6 +23,7 @@ from langchain_tiered_memory.tiers.semantic.results import EntityContext, Semant
 from langchain_tiered_memory.tiers.turns.models import TurnHit
 
 __all__ = [
+    "critical_items",
     "experience_items",
     "fact_item",
     "knowledge_items",
@@ -62,6 +63,7 @@ def warning_items(guidance: Iterable[ToolGuidance], *, min_failure_rate: float) 
                 provenance={"tool": g.tool_name, "total_uses": g.total_uses},
                 group_key=f"tool|{g.tool_name}",
                 timestamp=g.last_used,
+                importance=g.failure_rate,
             )
         )
     return items
@@ -122,6 +124,8 @@ def fact_item(fact: Fact, *, section: str, score: float, breakdown: dict[str, fl
             "entity_id": fact.entity_id,
             "source_episode_ids": list(fact.source_episode_ids),
             "source": fact.source,
+            "attribute": fact.attribute,
+            "pinned": fact.pinned,
         },
         group_key=f"{fact.entity_id}|{fact.slot_key}" if fact.slot_key else None,
         timestamp=fact.last_confirmed,
@@ -131,9 +135,14 @@ def fact_item(fact: Fact, *, section: str, score: float, breakdown: dict[str, fl
 
 def profile_items(context: EntityContext) -> list[MemoryItem]:
     """The user's current, confident facts (most confident first)."""
+    return critical_items(context.facts)
+
+
+def critical_items(facts: Sequence[Fact]) -> list[MemoryItem]:
+    """Facts of the user's profile (also those fetched because they may be critical)."""
     return [
         fact_item(f, section="profile", score=f.confidence, breakdown={"confidence": f.confidence})
-        for f in context.facts
+        for f in facts
     ]
 
 
@@ -150,7 +159,11 @@ def knowledge_items(hits: Sequence[SemanticSearchHit], *, exclude: set[str]) -> 
                     hit.fact,
                     section="knowledge",
                     score=relevance,
-                    breakdown={"relevance": relevance, "confidence": hit.fact.confidence},
+                    breakdown={
+                        "relevance": relevance,
+                        "similarity": relevance,
+                        "confidence": hit.fact.confidence,
+                    },
                 )
             )
         else:
@@ -183,6 +196,7 @@ def experience_items(episodes: Sequence[ScoredEpisode]) -> list[MemoryItem]:
                 score_breakdown=dict(scored.score.contributions()),
                 provenance={"session_id": ep.session_id, "outcome": str(ep.outcome.value)},
                 timestamp=ep.created_at,
+                importance=ep.importance,
             )
         )
     return items

@@ -15,7 +15,7 @@ removed, and angle brackets (with their look-alikes) and chat-template tokens
 are neutralised, so a memory can neither start a line that looks like a header
 or a role (``SYSTEM:``) nor open or close a frame.
 
-Example:
+Examples:
     >>> frame = render_section("profile", ["Allergic to shellfish"], nonce="abc123")
     >>> print(frame)
     <memory-abc123 section="profile">

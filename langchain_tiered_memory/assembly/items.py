@@ -4,7 +4,7 @@ Tier-neutral on purpose: each tier converts its own records into
 :class:`MemoryItem` so ranking, conflict resolution, framing and budget packing
 never depend on a tier's internals.
 
-Example:
+Examples:
     >>> item = MemoryItem(tier="semantic", section="profile", id="f1",
     ...                   text="Allergic to shellfish", score=0.9)
     >>> item.key
@@ -41,6 +41,11 @@ class MemoryItem:
             example ``"alice|lives_in"``); only one survives conflict resolution.
         timestamp: When it was last observed or confirmed.
         confidence: For facts and strategies, their confidence.
+        importance: How much the memory matters regardless of the query (an
+            episode's importance, a tool's failure rate); ``None``: unknown.
+        critical: Always shown whatever the query (health and safety, hard
+            constraints, pinned facts); see :class:`~.critical.CriticalFactPolicy`.
+        trimmed: The text was cut to fit the budget.
     """
 
     tier: Tier
@@ -54,6 +59,8 @@ class MemoryItem:
     timestamp: datetime | None = None
     confidence: float | None = None
     trimmed: bool = False
+    importance: float | None = None
+    critical: bool = False
 
     @property
     def key(self) -> str:

@@ -1,13 +1,17 @@
-"""Fill a token budget with framed memory sections, by priority, trimming to fit.
+"""Fill a token budget with framed memory sections, trimming to fit.
 
-Sections are filled in priority order (tool warnings, strategies, the user's
+Two packings. :func:`pack_by_utility` (the default) takes memories by utility,
+with each one's token cost weighed in, whatever their section, until the budget
+or the relevance floor stops it: critical facts first, then the best value per
+token. :func:`pack_items` is the section-order packing: sections are filled in
+priority order (tool warnings, strategies, the user's
 profile, query-relevant knowledge, past experiences). An item that does not fit
 whole is trimmed to the room left when that room is worth having, instead of
 skipping the whole section; everything left out is reported.
 The final text is counted once more as a whole, so ``tokens <= budget`` holds
 exactly, whatever the tokenizer does at line joins.
 
-Example:
+Examples:
     >>> from langchain_tiered_memory.tokens import TokenCounter
     >>> from langchain_tiered_memory.assembly.items import MemoryItem
     >>> items = [MemoryItem("semantic", "profile", "f1", "Allergic to shellfish")]
@@ -33,7 +37,10 @@ from langchain_tiered_memory.assembly.items import DroppedItem, MemoryContext, M
 from langchain_tiered_memory.errors import TokenBudgetError
 from langchain_tiered_memory.tokens import TokenCounter
 
-__all__ = ["SECTION_ORDER", "pack_items"]
+__all__ = ["FLOOR_REASON", "SECTION_ORDER", "pack_by_utility", "pack_items", "priority"]
+
+FLOOR_REASON = "below relevance floor"
+"""The ``DroppedItem.reason`` of a memory left out for lack of relevance."""
 
 SECTION_ORDER: tuple[str, ...] = (
     "warnings",
@@ -136,4 +143,98 @@ def pack_items(
         items=used_items,
         dropped=dropped,
         section_tokens=section_tokens,
+    )
+
+
+def priority(item: MemoryItem, tokens: int, token_cost_weight: float) -> float:
+    """Utility per token cost: ``utility / (1 + token_cost_weight * tokens / 100)``.
+
+    With the default weight 0.25, a 100-token memory needs 25% more utility
+    than a very short one to be taken first.
+    """
+    return item.score / (1.0 + token_cost_weight * tokens / 100.0)
+
+
+def pack_by_utility(
+    items: Sequence[MemoryItem],
+    *,
+    budget: int,
+    counter: TokenCounter,
+    relevance_floor: float = 0.0,
+    token_cost_weight: float = 0.25,
+    min_trim_tokens: int = 24,
+) -> MemoryContext:
+    """Pack items by utility (``item.score``) into at most ``budget`` tokens.
+
+    Critical items (``item.critical``) come first and skip the floor; every
+    other item below ``relevance_floor`` (its ``score_breakdown["relevance"]``)
+    is left out with the reason :data:`FLOOR_REASON`, even when budget is left.
+    The rest are taken by :func:`priority` while they fit (a memory that does
+    not fit whole is trimmed when at least ``min_trim_tokens`` of room are
+    left). Sections only decide where each memory is shown.
+
+    Raises:
+        TokenBudgetError: ``budget`` is negative or not an int.
+    """
+    if isinstance(budget, bool) or not isinstance(budget, int) or budget < 0:
+        raise TokenBudgetError(f"token_budget must be a non-negative int, got {budget!r}")
+    dropped: list[DroppedItem] = []
+    ranked: list[tuple[float, MemoryItem, int]] = []
+    for item in items:
+        if item.section not in SECTION_ORDER:
+            dropped.append(DroppedItem(item, f"unknown section {item.section!r}"))
+        elif not item.critical and item.score_breakdown.get("relevance", 0.0) < relevance_floor:
+            dropped.append(DroppedItem(item, FLOOR_REASON))
+        else:
+            cost = counter.count(render_line(item.text)) + 1
+            key = 2.0 + item.score if item.critical else priority(item, cost, token_cost_weight)
+            ranked.append((key, item, cost))
+    ranked.sort(key=lambda r: -r[0])
+
+    nonce = make_nonce(i.text for _, i, _ in ranked)
+    overhead = {
+        s: counter.count(frame_open(s, nonce)) + counter.count(frame_close(nonce)) + 3
+        for s in SECTION_ORDER
+    }
+    used = counter.count(PREAMBLE) + 1
+    chosen: dict[str, list[MemoryItem]] = {}
+    order: list[MemoryItem] = []
+    for _, item, cost in ranked:
+        section = item.section
+        opening = 0 if section in chosen else overhead[section]
+        if used + opening + cost <= budget:
+            taken = item
+            used += opening + cost
+        else:
+            room = budget - used - opening - counter.count("- ") - 1
+            text = counter.truncate(sanitize(item.text), room) if room >= min_trim_tokens else ""
+            if not text:
+                left = budget - used - opening
+                dropped.append(DroppedItem(item, f"token budget: needs {cost} tokens, {left} left"))
+                continue
+            taken = replace(item, text=text, trimmed=True)
+            used += opening + counter.count(render_line(text)) + 1
+        chosen.setdefault(section, []).append(taken)
+        order.append(taken)
+
+    for section_items in chosen.values():
+        section_items.sort(key=lambda i: (not i.critical, -i.score))
+    text, blocks = _render(chosen, nonce)
+    tokens = counter.count(text)
+    while tokens > budget:  # line joins can tokenize differently: drop the least useful
+        removed = order.pop()
+        chosen[removed.section].remove(removed)
+        if not chosen[removed.section]:
+            del chosen[removed.section]
+        dropped.append(DroppedItem(removed, "token budget: did not fit after final count"))
+        text, blocks = _render(chosen, nonce)
+        tokens = counter.count(text)
+
+    return MemoryContext(
+        text=text,
+        tokens=tokens,
+        budget=budget,
+        items=[i for s in SECTION_ORDER for i in chosen.get(s, [])],
+        dropped=dropped,
+        section_tokens={s: counter.count(b) for s, b in blocks.items()},
     )

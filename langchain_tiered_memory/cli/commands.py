@@ -14,7 +14,7 @@ Every command exits with 0 on success and with 2 and a one-line message on
 directory, an unknown user, a bad file). ``python -m langchain_tiered_memory``
 runs the same commands.
 
-Example:
+Examples:
     >>> main(["--version"])  # doctest: +ELLIPSIS
     tiered-memory ...
     0

@@ -16,7 +16,7 @@ memory context with :meth:`UserMemory.build_memory_context` and calls the chat
 model once (the offline model by default); a runner over the LangGraph memory
 agent has the same shape.
 
-Example:
+Examples:
     >>> import tempfile
     >>> from langchain_tiered_memory import TieredMemory
     >>> from langchain_tiered_memory.testing.fakes import HashingEmbeddings
@@ -101,7 +101,7 @@ def render_table(
 ) -> str:
     """A plain-text table whose long cells wrap to fit ``width`` (default: the terminal).
 
-    Example:
+    Examples:
         >>> print(render_table(["tier", "items"], [["semantic", 2], ["episodic", 1]]))
         tier     | items
         ---------+------
@@ -304,7 +304,7 @@ class ModelRunner:
         token_budget: Tokens of memory context per turn.
         system_prompt: Put before the memory context in the system message.
 
-    Example:
+    Examples:
         >>> from langgraph.store.memory import InMemoryStore
         >>> from langchain_tiered_memory.testing.offline_model import OfflineChatModel
         >>> memory = TieredMemory(InMemoryStore())

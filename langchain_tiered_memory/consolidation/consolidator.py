@@ -21,7 +21,7 @@ every episode, so a pass that was interrupted continues where it stopped. It
 reports progress through a callback and never blocks writers: it works in
 small store operations. A record of each run feeds :meth:`TieredMemory.stats`.
 
-Example:
+Examples:
     >>> from langgraph.store.memory import InMemoryStore
     >>> from langchain_tiered_memory import TieredMemory, Episode
     >>> alice = TieredMemory(InMemoryStore()).for_user("alice")

@@ -6,7 +6,7 @@ cap forgets the lowest-value memories first, where value mixes recency,
 access frequency and importance (by default with the weights of the
 memory-architecture design this library implements).
 
-Example:
+Examples:
     >>> from datetime import datetime, timedelta, timezone
     >>> now = datetime(2026, 6, 1, tzinfo=timezone.utc)
     >>> policy = ForgettingPolicy()

@@ -8,7 +8,7 @@ for good (audited too). Works on any LangGraph ``BaseStore``; each move is one
 ``batch`` call (copy to trash, audit, delete original), and replaying it after
 a crash is harmless.
 
-Example:
+Examples:
     >>> from langgraph.store.memory import InMemoryStore
     >>> from langchain_tiered_memory.tiers.common.scope import MemoryScope
     >>> store, scope = InMemoryStore(), MemoryScope("alice")

@@ -6,7 +6,7 @@ package never imports it. :class:`WorkingBufferMemory` (a classic
 raises :class:`~langchain_tiered_memory.errors.ConfigurationError` naming that
 command when the extra is missing.
 
-Example:
+Examples:
     >>> from langchain_tiered_memory.integrations import BufferedChatMessageHistory
     >>> history = BufferedChatMessageHistory()
     >>> history.add_user_message("hi")

@@ -21,7 +21,7 @@ threads across restarts, or ``checkpointer=False`` to compile without one
 (for ``langgraph dev`` / LangGraph Platform, which bring their own, or to run
 as a subgraph that inherits its parent's).
 
-Example:
+Examples:
     >>> import tempfile
     >>> from langchain_tiered_memory import TieredMemory
     >>> from langchain_tiered_memory.testing.fakes import HashingEmbeddings

@@ -4,7 +4,7 @@
 summary, recent messages that fit), which is what ``RunnableWithMessageHistory``
 puts in front of the model; new turns go into the buffer, which may summarise.
 
-Example:
+Examples:
     >>> from langchain_tiered_memory.tiers.working import ConversationBuffer
     >>> history = BufferedChatMessageHistory(ConversationBuffer(max_tokens=30))
     >>> for i in range(10):
@@ -36,7 +36,7 @@ class BufferedChatMessageHistory(BaseChatMessageHistory):
     Args:
         buffer: Any working-memory buffer; a ``ConversationBuffer(8000)`` by default.
 
-    Example:
+    Examples:
         >>> history = BufferedChatMessageHistory()
         >>> history.add_ai_message("hello")
         >>> history.context().tokens > 0
@@ -83,7 +83,7 @@ def create_session_history_factory(
 
     Histories live in memory for the life of the returned function.
 
-    Example:
+    Examples:
         >>> get_history = create_session_history_factory()
         >>> get_history("a") is get_history("a"), get_history("a") is get_history("b")
         (True, False)

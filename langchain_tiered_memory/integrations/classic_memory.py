@@ -5,7 +5,7 @@ For ``langchain-classic`` chains such as ``ConversationChain`` and ``LLMChain``.
 raises :class:`~langchain_tiered_memory.errors.ConfigurationError` naming the
 install command.
 
-Example:
+Examples:
     >>> from langchain_classic.chains import ConversationChain
     >>> from langchain_tiered_memory.testing.fakes import ScriptedChatModel
     >>> from langchain_tiered_memory.tiers.working import ConversationBuffer
@@ -50,7 +50,7 @@ class WorkingBufferMemory(BaseMemory):  # type: ignore[misc]
     ``save_context`` stores the turn's input and output (a summarising buffer
     may call its model there; ``asave_context`` calls it asynchronously).
 
-    Args:
+    Attributes:
         buffer: The working-memory buffer (``ConversationBuffer()`` by default).
         memory_key: Prompt variable that receives the history.
         input_key: Chain input holding the user's message (guessed if ``None``).
@@ -59,7 +59,7 @@ class WorkingBufferMemory(BaseMemory):  # type: ignore[misc]
         human_prefix: Label of human turns in the string form.
         ai_prefix: Label of AI turns in the string form.
 
-    Example:
+    Examples:
         >>> memory = WorkingBufferMemory(return_messages=True)
         >>> memory.save_context({"input": "hi"}, {"output": "hello"})
         >>> [m.type for m in memory.load_memory_variables({})["history"]]

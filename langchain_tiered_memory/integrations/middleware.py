@@ -17,7 +17,7 @@ The user comes from the run's context (``context={"user_id": ...}``) or
 importing this module without it raises :class:`ConfigurationError` naming
 ``pip install "langchain-tiered-memory[agents]"``.
 
-Example:
+Examples:
     >>> import tempfile
     >>> from langchain.agents import create_agent
     >>> from langchain_tiered_memory import TieredMemory

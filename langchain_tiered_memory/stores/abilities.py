@@ -7,7 +7,7 @@ a store of your own gains one by defining its methods (no base class needed).
 :func:`~langchain_tiered_memory.stores.serialized.thread_safe` keeps the
 abilities of the store it wraps, each run under the wrapper's lock.
 
-Example:
+Examples:
     >>> from langgraph.store.memory import InMemoryStore
     >>> isinstance(InMemoryStore(), Restoring)
     False

@@ -15,7 +15,7 @@ on ``value_marks`` for equality, and a float index on ``value.<path>`` created
 collection's metadata records the payload format; a collection written in
 another format is refused with a :class:`ConfigurationError`.
 
-Example:
+Examples:
     >>> from qdrant_client import QdrantClient
     >>> from langchain_tiered_memory.stores.requests import Collection, Count, Setup
     >>> from langchain_tiered_memory.stores.filters import Where
@@ -37,6 +37,7 @@ from typing import Any
 from qdrant_client import AsyncQdrantClient, QdrantClient, models
 
 from langchain_tiered_memory.errors import BackendError, ConfigurationError
+from langchain_tiered_memory.plans import arun_plan, run_plan
 from langchain_tiered_memory.stores import filters as f
 from langchain_tiered_memory.stores.requests import (
     DENSE,
@@ -60,8 +61,6 @@ from langchain_tiered_memory.stores.requests import (
     SetPayload,
     Setup,
     Upsert,
-    arun,
-    run,
 )
 from langchain_tiered_memory.stores.sparse import SparseVec
 
@@ -359,7 +358,7 @@ class ClientEngine:
         """Run one request on a sync client."""
         try:
             with self._lock:
-                return run(_calls(self.name, request, self._indexed), self._sync_call)
+                return run_plan(_calls(self.name, request, self._indexed), self._sync_call)
         except (BackendError, ConfigurationError):
             raise
         except Exception as exc:
@@ -368,7 +367,7 @@ class ClientEngine:
     async def aexecute(self, request: Any) -> Any:
         """Run one request on an async client."""
         try:
-            return await arun(_calls(self.name, request, self._indexed), self._async_call)
+            return await arun_plan(_calls(self.name, request, self._indexed), self._async_call)
         except (BackendError, ConfigurationError):
             raise
         except Exception as exc:

@@ -11,7 +11,7 @@ assembly store that saves the 4 estimate requests of a context (0.5 ms of
 about 15, ``README.md``, Benchmarks). A store whose versions are unknown (a
 server, or a store with TTL items) asks every time.
 
-Example:
+Examples:
     >>> from langchain_tiered_memory.stores.filters import Match, Where
     >>> cache, asked = EstimateCache(), []
     >>> def engine(filters):

@@ -11,11 +11,13 @@ uses ``$eq $ne $gt $gte $lt $lte``. Every equality (and ``$ne``, its negation)
 is a match on the keyword-indexed ``value_marks`` (see
 :func:`~.payload.value_marks`): numbers compare by value (``1 == 1.0``), lists
 and ``$eq`` on objects compare the whole structure through content hashes, and
-``None`` matches a null or missing field. Ranges are conditions on
+``None`` matches a null or missing field. Infinite and NaN operands mean what
+they mean to ``InMemoryStore`` (``$lt: inf`` keeps every number, ``$eq: nan``
+matches nothing, ``$ne: nan`` everything). Ranges are conditions on
 ``value.<path>``; engines give those paths a float index on first use
 (:func:`range_fields`).
 
-Example:
+Examples:
     >>> spec = search_filter(("docs",), {"year": {"$gte": 2020}}, now_us=0)
     >>> spec.must[0]
     Match(key='ns_prefixes', value='["docs"]')
@@ -25,6 +27,7 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -139,9 +142,34 @@ def _number(value: Any, op: str) -> float:
         return ensure_aware(value).timestamp()
     else:
         raise InvalidInputError(f"{op} needs a number, got {type(value).__name__} {value!r}")
-    if not math.isfinite(number):
-        raise InvalidInputError(f"{op} needs a finite number, got {value!r}")
     return number
+
+
+def _never(parts: tuple[str, ...]) -> Match:
+    """A condition no point meets (no value mark has the kind ``never``)."""
+    return _mark("never", parts)
+
+
+_LARGEST = sys.float_info.max
+
+
+def _bounds(parts: tuple[str, ...], bounds: dict[str, float]) -> list[Condition]:
+    """One range over a field, with non-finite bounds read as ``InMemoryStore`` reads them.
+
+    Stored numbers are finite, so ``$lt: inf`` (or ``$gt: -inf``) keeps every
+    number, ``$gt: inf`` (or ``$lt: -inf``) keeps none, and any comparison with
+    NaN is false, as Python compares floats.
+    """
+    finite: dict[str, float] = {}
+    for op, bound in bounds.items():
+        lower = op in ("gt", "gte")
+        if math.isnan(bound) or bound == (math.inf if lower else -math.inf):
+            return [_never(parts)]
+        if math.isinf(bound):  # below or above every number: only "is a number" is left
+            finite["gte" if bound < 0 else "lte"] = -_LARGEST if bound < 0 else _LARGEST
+        else:
+            finite[op] = bound
+    return [Range(_field_key(parts), **finite), _not_array(parts)]
 
 
 def _equals(parts: tuple[str, ...], value: Any, *, exact: bool) -> list[Condition]:
@@ -158,8 +186,8 @@ def _equals(parts: tuple[str, ...], value: Any, *, exact: bool) -> list[Conditio
         return [Where(should=(_mark("e", parts, "null"), Where(must_not=(_mark("k", parts),))))]
     if isinstance(value, bool):
         return [_mark("b", parts, "true" if value else "false")]
-    if isinstance(value, (int, float)):
-        _number(value, "equality")  # rejects NaN and infinities
+    if isinstance(value, float) and not math.isfinite(value):
+        return [_never(parts)]  # stored numbers are finite, and NaN equals nothing
     if isinstance(value, (str, int, float)):
         return [_mark("e", parts, scalar_token(value))]
     raise InvalidInputError(
@@ -192,7 +220,7 @@ def _field(parts: tuple[str, ...], value: Any) -> list[Condition]:
         # (11.5k-24.7k of 100k points), so it went through HNSW (recall 0.95).
         bounds = {op[1:]: _number(v, op) for op, v in value.items() if op not in ("$eq", "$ne")}
         if bounds:
-            conditions += [Range(_field_key(parts), **bounds), _not_array(parts)]
+            conditions += _bounds(parts, bounds)
         return conditions
     return _equals(parts, value, exact=False)
 
@@ -239,7 +267,7 @@ def without_expiry_check(where: Where) -> Where:
     2026-12-01). Only ``must_not`` conditions are dropped, so
     :func:`expired_filter` (what the sweeper deletes) is never widened.
 
-    Example:
+    Examples:
         >>> without_expiry_check(search_filter(("a",), None, now_us=5))
         Where(must=(Match(key='ns_prefixes', value='["a"]'),), should=(), must_not=())
     """

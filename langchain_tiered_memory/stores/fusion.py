@@ -4,12 +4,15 @@ Two families, both pure functions over ``{key: score}`` maps:
 
 * **Rank fusion** (:func:`weighted_rrf`): each list contributes ``w / (k + rank)``.
   Robust to score scales, but it throws away how *much* better the first hit was.
-* **Score fusion** (:func:`weighted_score_fusion`): each list's scores are normalised
-  (``"minmax"`` over its candidates, ``"zscore"``, or ``"max"``: divide by the best
-  score) and combined with weights. It keeps the margins, which is what lets a very
-  confident lexical match beat a lukewarm dense one.
+* **Score fusion** (:func:`weighted_score_fusion`): each list's scores are put on
+  ``[0, 1]`` and combined with weights. It keeps the margins, which is what lets a
+  very confident lexical match beat a lukewarm dense one. The calibrated scales
+  (the default) map each score on its own, so a score means the same in every
+  query: ``"cosine"`` is ``(1 + cosine) / 2``, ``"saturate"`` is ``s / (s + k)``
+  for a BM25 score ``s``. The relative scales (``"minmax"`` over the candidates,
+  ``"zscore"``, ``"max"``: divide by the best score) depend on the other candidates.
 
-Example:
+Examples:
     >>> from langchain_tiered_memory.stores.fusion import weighted_rrf
     >>> fused = weighted_rrf({"dense": ["a", "b"], "bm25": ["b", "c"]}, k=60)
     >>> [key for key, _ in fused]
@@ -26,6 +29,10 @@ from typing import Literal, TypeVar
 from langchain_tiered_memory.errors import ConfigurationError
 
 __all__ = [
+    "BM25_SATURATION",
+    "CALIBRATED",
+    "DEFAULT_CANDIDATES",
+    "DEFAULT_FUSION",
     "FusionConfig",
     "Normalization",
     "fuse",
@@ -35,7 +42,14 @@ __all__ = [
 ]
 
 K = TypeVar("K", bound=Hashable)
-Normalization = Literal["minmax", "zscore", "max", "none"]
+Normalization = Literal["cosine", "saturate", "minmax", "zscore", "max", "none"]
+CALIBRATED: frozenset[str] = frozenset({"cosine", "saturate"})
+"""Normalizations that map each score on its own into ``[0, 1]`` (no other candidate counts)."""
+IN_UNIT: frozenset[str] = frozenset({"cosine", "saturate", "minmax", "max"})
+"""Normalizations whose values lie in ``[0, 1]``."""
+
+BM25_SATURATION = 6.0
+"""``k`` of ``s / (s + k)``: the BM25 score that counts as half a full lexical match."""
 
 
 def _weights(names: Sequence[str], weights: Mapping[str, float] | None) -> dict[str, float]:
@@ -90,22 +104,37 @@ def weighted_rrf(
     return _sorted(totals, order)
 
 
-def normalize_scores(scores: Mapping[K, float], method: Normalization = "minmax") -> dict[K, float]:
+def normalize_scores(
+    scores: Mapping[K, float],
+    method: Normalization = "minmax",
+    *,
+    saturation: float = BM25_SATURATION,
+) -> dict[K, float]:
     """Put one retriever's scores on a common scale.
 
-    ``"minmax"`` maps the list to [0, 1]; ``"zscore"`` centres on the mean in units of
-    the standard deviation; ``"max"`` divides by the best score (keeps 0 at 0, which
-    suits BM25); ``"none"`` keeps the scores (suits cosine similarity, already on a
-    fixed scale, when the list is a truncated top-k whose minimum means little). A
-    constant list maps to 1.0 everywhere (``"minmax"``/``"max"``) or 0.0 (``"zscore"``).
+    Calibrated (each score alone, the same meaning in every query):
+    ``"cosine"`` maps a cosine similarity to ``(1 + s) / 2`` (1 identical, 0.5
+    unrelated, 0 opposite); ``"saturate"`` maps a score ``s >= 0`` such as BM25 to
+    ``s / (s + saturation)`` (0 no match, 0.5 at ``saturation``, towards 1 above).
 
-    Example:
+    Relative (over this list): ``"minmax"`` maps the list to [0, 1]; ``"zscore"``
+    centres on the mean in units of the standard deviation; ``"max"`` divides by
+    the best score; ``"none"`` keeps the scores. A constant list maps to 1.0
+    everywhere (``"minmax"``/``"max"``) or 0.0 (``"zscore"``).
+
+    Examples:
         >>> normalize_scores({"a": 2.0, "b": 1.0, "c": 0.0})
         {'a': 1.0, 'b': 0.5, 'c': 0.0}
+        >>> normalize_scores({"a": 6.0, "b": 0.0}, "saturate", saturation=6.0)
+        {'a': 0.5, 'b': 0.0}
     """
     if not scores:
         return {}
     vals = list(scores.values())
+    if method == "cosine":
+        return {key: cosine_unit(s) for key, s in scores.items()}
+    if method == "saturate":
+        return {key: saturate(s, saturation) for key, s in scores.items()}
     if method == "minmax":
         lo, hi = min(vals), max(vals)
         span = hi - lo
@@ -120,8 +149,19 @@ def normalize_scores(scores: Mapping[K, float], method: Normalization = "minmax"
         std = math.sqrt(sum((v - mean) ** 2 for v in vals) / len(vals))
         return {key: (s - mean) / std if std > 0 else 0.0 for key, s in scores.items()}
     raise ConfigurationError(
-        f"unknown normalization {method!r}: use 'minmax', 'zscore', 'max' or 'none'"
+        f"unknown normalization {method!r}: use 'cosine', 'saturate', 'minmax', 'zscore', "
+        "'max' or 'none'"
     )
+
+
+def cosine_unit(similarity: float) -> float:
+    """A cosine similarity mapped to ``[0, 1]``: ``(1 + s) / 2``, clipped for rounding."""
+    return min(1.0, max(0.0, (1.0 + similarity) / 2.0))
+
+
+def saturate(score: float, k: float = BM25_SATURATION) -> float:
+    """A non-negative score (BM25) mapped to ``[0, 1)``: ``s / (s + k)``; 0 for ``s <= 0``."""
+    return score / (score + k) if score > 0 else 0.0
 
 
 def weighted_score_fusion(
@@ -130,6 +170,8 @@ def weighted_score_fusion(
     weights: Mapping[str, float] | None = None,
     normalization: Normalization | Mapping[str, Normalization] = "minmax",
     missing: float | None = None,
+    saturation: float = BM25_SATURATION,
+    convex: bool = False,
 ) -> list[tuple[K, float]]:
     """Fuse retrievers by a weighted sum of normalised scores.
 
@@ -140,7 +182,10 @@ def weighted_score_fusion(
             :func:`normalize_scores`): one method for all, or retriever name -> method
             (retrievers not named use ``"minmax"``).
         missing: Normalised score for a key a retriever did not return; default is
-            that retriever's lowest normalised score (the key ranked below its list).
+            0.0 for a calibrated normalization (below any match it returned) and the
+            retriever's lowest normalised score otherwise.
+        saturation: ``k`` of the ``"saturate"`` normalization.
+        convex: Divide by the sum of the weights, so ``[0, 1]`` scores fuse into ``[0, 1]``.
 
     Returns:
         ``(key, fused score)`` pairs, best first.
@@ -151,16 +196,24 @@ def weighted_score_fusion(
         if isinstance(normalization, str)
         else {name: normalization.get(name, "minmax") for name in scores}
     )
-    normed = {name: normalize_scores(s, methods[name]) for name, s in scores.items()}
+    normed = {
+        name: normalize_scores(s, methods[name], saturation=saturation)
+        for name, s in scores.items()
+    }
     order: dict[K, int] = {}
     for s in scores.values():
         for key in s:
             order.setdefault(key, len(order))
     totals: dict[K, float] = dict.fromkeys(order, 0.0)
     for name, ns in normed.items():
-        floor = missing if missing is not None else min(ns.values(), default=0.0)
+        floor = missing
+        if floor is None:
+            floor = 0.0 if methods[name] in CALIBRATED else min(ns.values(), default=0.0)
         for key in totals:
             totals[key] += w[name] * ns.get(key, floor)
+    total_weight = sum(w.values())
+    if convex and total_weight > 0:
+        totals = {key: t / total_weight for key, t in totals.items()}
     return _sorted(totals, order)
 
 
@@ -169,13 +222,16 @@ class FusionConfig:
     """How a hybrid search combines its retrievers.
 
     Attributes:
-        method: ``"score"`` (weighted normalised scores) or ``"rrf"``.
+        method: ``"score"`` (weighted normalised scores, divided by the weights' sum)
+            or ``"rrf"``.
         weights: Retriever name -> weight, e.g. ``{"dense": 1.0, "lexical": 0.6}``.
         normalization: Score scaling for ``method="score"``: one method, or retriever
             name -> method.
         rrf_k: The constant for ``method="rrf"``.
+        saturation: ``k`` of the ``"saturate"`` scaling ``s / (s + k)`` (also the
+            scale of a store's lexical-mode scores).
 
-    Example:
+    Examples:
         >>> cfg = FusionConfig(weights={"dense": 1.0, "lexical": 2.0})
         >>> scores = {"dense": {"a": 0.9, "b": 0.8}, "lexical": {"b": 3.0, "a": 1.0}}
         >>> [k for k, _ in fuse(scores, cfg)]
@@ -186,6 +242,13 @@ class FusionConfig:
     weights: Mapping[str, float] | None = None
     normalization: Normalization | Mapping[str, Normalization] = "minmax"
     rrf_k: float = 60.0
+    saturation: float = BM25_SATURATION
+
+    def method_of(self, name: str) -> Normalization:
+        """The normalization of retriever ``name`` (``"minmax"`` when not named)."""
+        if isinstance(self.normalization, str):
+            return self.normalization
+        return self.normalization.get(name, "minmax")
 
 
 def fuse(scores: Mapping[str, Mapping[K, float]], config: FusionConfig) -> list[tuple[K, float]]:
@@ -198,15 +261,21 @@ def fuse(scores: Mapping[str, Mapping[K, float]], config: FusionConfig) -> list[
         return weighted_rrf(rankings, weights=config.weights, k=config.rrf_k)
     if config.method == "score":
         return weighted_score_fusion(
-            scores, weights=config.weights, normalization=config.normalization
+            scores,
+            weights=config.weights,
+            normalization=config.normalization,
+            saturation=config.saturation,
+            convex=True,
         )
     raise ConfigurationError(f"unknown fusion method {config.method!r}: use 'score' or 'rrf'")
 
 
 DEFAULT_FUSION = FusionConfig(
-    method="score", weights={"lexical": 1.0, "dense": 0.75}, normalization="zscore"
+    method="score",
+    weights={"lexical": 0.5, "dense": 0.5},
+    normalization={"lexical": "saturate", "dense": "cosine"},
 )
-"""Hybrid search: z-scored BM25 + 0.75 x z-scored cosine over each retriever's top 100."""
+"""Hybrid search: ``0.5 * (1 + cosine) / 2 + 0.5 * bm25 / (bm25 + 6)``, each score in [0, 1]."""
 
 DEFAULT_CANDIDATES = 100
 """Candidates fetched per retriever before fusion."""

@@ -27,7 +27,7 @@ Format 3 (this layout) differs from format 2 only in what is left out (the
 ``namespace`` list and the non-numeric parts of ``value``): points of both read
 the same way, so a format-2 store is read as is and upgraded in place.
 
-Example:
+Examples:
     >>> point_id(("memories", "alice"), "k1") == point_id(["memories", "alice"], "k1")
     True
     >>> encode_ns(("a", "b"))
@@ -119,7 +119,9 @@ def hash_json(value: Any) -> str:
     return hashlib.blake2b(text.encode("utf-8"), digest_size=12).hexdigest()
 
 
+@functools.lru_cache(maxsize=4096)
 def _path_text(path: tuple[str, ...]) -> str:
+    """Encoded field path of a marker (cached: every item of a tier has the same fields)."""
     return encode_ns(path)
 
 
@@ -130,7 +132,7 @@ def scalar_token(value: str | float | None) -> str:
     both give ``n:1``); strings and numbers never collide (``"1"`` is ``s:1``).
     Strings longer than :data:`MARK_TEXT_LIMIT` are replaced by a hash.
 
-    Example:
+    Examples:
         >>> scalar_token(1) == scalar_token(1.0), scalar_token("1"), scalar_token(None)
         (True, 's:1', 'null')
     """
@@ -158,7 +160,7 @@ def value_marks(value: Mapping[str, Any]) -> list[str]:
     ``h:<path>:<hash>`` is the content hash of either, so ``{"tags": ["x"]}``
     matches only items whose ``tags`` is exactly ``["x"]``.
 
-    Example:
+    Examples:
         >>> value_marks({"n": 1, "tags": ["x"]})[:3]
         ['k:["n"]', 'e:["n"]:n:1', 'k:["tags"]']
     """
@@ -192,7 +194,7 @@ def numeric_view(value: Any) -> Any:
     path never names a list position), and strings, booleans and nulls are
     dropped.
 
-    Example:
+    Examples:
         >>> numeric_view({"a": 1, "b": "x", "c": {"d": 2.5, "e": True}, "f": [3, "y"]})
         {'a': 1, 'c': {'d': 2.5}, 'f': [3]}
         >>> numeric_view({"b": "x"}) is None

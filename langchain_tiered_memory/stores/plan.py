@@ -6,7 +6,7 @@ before the first request, so bad input changes nothing; reads see the state
 before the batch's writes (as in ``InMemoryStore``); embeddings are computed
 before the first write.
 
-Example:
+Examples:
     >>> from langgraph.store.base import GetOp
     >>> planner = Planner(collection="memories", index=None, retrieval="hybrid")
     >>> plan = planner.batch_plan([GetOp(("docs",), "a")])
@@ -16,6 +16,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import threading
@@ -37,6 +38,7 @@ from langgraph.store.base import (
     TTLConfig,
     ensure_embeddings,
     get_text_at_path,
+    tokenize_path,
 )
 
 from langchain_tiered_memory.errors import ConfigurationError, InvalidInputError, NamespaceError
@@ -77,8 +79,21 @@ RetrievalMode = Literal["hybrid", "dense", "lexical"]
 RETRIEVAL_MODES: tuple[str, ...] = ("hybrid", "dense", "lexical")
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
-_UPSERT_CHUNK = 256
+_UPSERT_CHUNK = 1024
 _FACET_LIMIT = 1_000_000
+
+
+@functools.lru_cache(maxsize=1024)
+def _path_tokens(path: str) -> tuple[str, ...]:
+    return tuple(tokenize_path(path))
+
+
+def _tokens(path: str) -> str | list[str]:
+    """``path`` tokenized once (a bulk write reads the same fields of every item).
+
+    ``"$"`` (the whole value) stays a string: ``get_text_at_path`` reads it only so.
+    """
+    return path if not path or path == "$" else list(_path_tokens(path))
 
 
 def check_namespace(namespace: Any, *, allow_empty: bool = False) -> tuple[str, ...]:
@@ -207,7 +222,7 @@ class Planner:
         if self.embeddings is None or op.index is False:
             return []
         paths = self.fields if op.index is None else list(op.index)
-        return [t for path in paths for t in get_text_at_path(value, path) if t]
+        return [t for path in paths for t in get_text_at_path(value, _tokens(path)) if t]
 
     def lexical_text(self, op: PutOp, value: dict[str, Any], texts: list[str]) -> str:
         """BM25 text of a put: the lexical fields' text if any is present, else ``texts``."""
@@ -216,7 +231,7 @@ class Planner:
         parts = [
             text
             for path, weight in self.lexical_fields
-            for text in get_text_at_path(value, path)
+            for text in get_text_at_path(value, _tokens(path))
             if text
             for _ in range(weight)
         ]
@@ -437,7 +452,7 @@ class Planner:
 def check_lexical_idf(idf: Any) -> LexicalIdf:
     """Validate a store's ``lexical_idf`` setting.
 
-    Example:
+    Examples:
         >>> check_lexical_idf("global")
         'global'
     """
@@ -472,7 +487,7 @@ def check_lexical_fields(
 ) -> list[tuple[str, int]]:
     """Validate ``lexical_fields``: paths, or path -> repeat weight (a positive int).
 
-    Example:
+    Examples:
         >>> check_lexical_fields({"text": 2, "context": 1})
         [('text', 2), ('context', 1)]
     """

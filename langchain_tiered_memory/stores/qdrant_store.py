@@ -9,7 +9,7 @@ Two engines sit behind one query compiler (:mod:`.plan`):
 Retrieval is ``"hybrid"`` (dense + BM25 fused), ``"dense"`` or ``"lexical"``,
 chosen per store and overridable per search. Hybrid fusion is a
 :class:`~langchain_tiered_memory.stores.fusion.FusionConfig` (``fusion=``): by default
-weighted z-scores of BM25 and cosine (:data:`.fusion.DEFAULT_FUSION`),
+the mean of calibrated cosine and BM25 scores (:data:`.fusion.DEFAULT_FUSION`),
 or reciprocal rank fusion with ``FusionConfig(method="rrf")``. ``lexical_fields=``
 BM25-indexes other value fields than the embedded ones (e.g. a turn plus its
 neighbouring turns), with repeat weights. BM25 document frequencies count the
@@ -26,9 +26,12 @@ ACORN when it keeps under 40% of the points carrying its fields: see
 (``is_tenant`` on the exact-namespace index, on both engines), so a
 namespace-filtered search reads them in order; a store made before is
 rewritten once by its next background optimisation (see :meth:`start_optimize`).
-``SearchItem.score`` is the cosine similarity in dense mode, the BM25 score in
-lexical mode and the fused score in hybrid mode (the weighted sum of z-scores, or
-``sum 1/(60 + rank)`` with RRF).
+``SearchItem.score`` is in ``[0, 1]`` in every mode, higher is better: the cosine
+similarity as ``(1 + cosine) / 2`` in dense mode, the BM25 score ``s`` as
+``s / (s + 6)`` in lexical mode, and their weighted mean in hybrid mode (by default
+half each; a candidate one side did not return counts 0 on that side). With
+``FusionConfig(method="rrf")`` it is ``sum 1/(60 + rank)`` divided by its best
+possible value. Only ``distance_type="cosine"`` is accepted in ``index``.
 
 Limits: values are JSON dicts of at most 1 MiB (compact UTF-8 JSON), nested at
 most 32 levels; namespace labels are non-empty strings without ``.`` or NUL.
@@ -60,6 +63,7 @@ from langgraph.store.base import (
 )
 
 from langchain_tiered_memory.errors import ConfigurationError
+from langchain_tiered_memory.plans import arun_plan, run_plan
 from langchain_tiered_memory.stores.edge.build import EdgeOptimizers
 from langchain_tiered_memory.stores.edge.engine import EdgeEngine
 from langchain_tiered_memory.stores.edge.optimizer import (
@@ -68,7 +72,7 @@ from langchain_tiered_memory.stores.edge.optimizer import (
     Progress,
 )
 from langchain_tiered_memory.stores.estimate_cache import EstimateCache
-from langchain_tiered_memory.stores.fusion import FusionConfig
+from langchain_tiered_memory.stores.fusion import IN_UNIT, FusionConfig
 from langchain_tiered_memory.stores.plan import Planner, RetrievalMode, check_namespace
 from langchain_tiered_memory.stores.requests import (
     EmbedDocuments,
@@ -77,8 +81,6 @@ from langchain_tiered_memory.stores.requests import (
     LexicalIdf,
     Optimize,
     Plan,
-    arun,
-    run,
 )
 from langchain_tiered_memory.stores.restore import RestoreOp, restore_plan
 from langchain_tiered_memory.stores.search_walk import FullScan
@@ -90,7 +92,7 @@ if TYPE_CHECKING:  # qdrant-client takes seconds to import: only when a client i
 
     from langchain_tiered_memory.stores.engine_client import ClientEngine
 
-__all__ = ["QdrantMemoryStore"]
+__all__ = ["DISTANCE_TYPES", "QdrantMemoryStore", "check_distance_type", "check_unit_fusion"]
 
 T = TypeVar("T")
 
@@ -103,7 +105,7 @@ class QdrantMemoryStore(BaseStore):
     through a payload index; point ids are uuid5 of (namespace, key), so writes
     are idempotent.
 
-    Example:
+    Examples:
         >>> import tempfile
         >>> from langchain_tiered_memory.testing.fakes import HashingEmbeddings
         >>> index = {"dims": 64, "embed": HashingEmbeddings(size=64), "fields": ["text"]}
@@ -165,6 +167,9 @@ class QdrantMemoryStore(BaseStore):
             raise ConfigurationError(
                 f"collection must be a non-empty name without '/', got {collection!r}"
             )
+        check_distance_type(index)
+        if fusion is not None:
+            check_unit_fusion(fusion)
         self._planner = Planner(
             collection=collection,
             index=index,
@@ -342,18 +347,18 @@ class QdrantMemoryStore(BaseStore):
                 "or pass a sync QdrantClient"
             )
         if not self._ready:
-            run(self._planner.setup_plan(), self._execute)
+            run_plan(self._planner.setup_plan(), self._execute)
             self._ready = True
-        return run(plan, self._execute)
+        return run_plan(plan, self._execute)
 
     async def _arun(self, make_plan: Callable[[], Plan[T]]) -> T:
         if not self._is_async_only():
             loop = asyncio.get_running_loop()
             return await loop.run_in_executor(None, lambda: self._run(make_plan()))
         if not self._ready:
-            await arun(self._planner.setup_plan(), self._aexecute)
+            await arun_plan(self._planner.setup_plan(), self._aexecute)
             self._ready = True
-        return await arun(make_plan(), self._aexecute)
+        return await arun_plan(make_plan(), self._aexecute)
 
     # ------------------------------------------------------------- lifecycle
     def setup(self) -> None:
@@ -430,7 +435,7 @@ class QdrantMemoryStore(BaseStore):
         returns None before the store's first operation (no I/O here: the
         engine learns whether any item has a TTL when it opens the collection).
 
-        Example:
+        Examples:
             >>> import tempfile
             >>> with QdrantMemoryStore.embedded(tempfile.mkdtemp()) as store:
             ...     store.put(("alice", "notes"), "n1", {"text": "hello"})
@@ -467,7 +472,7 @@ class QdrantMemoryStore(BaseStore):
         only when the process is idle (a batch job, a benchmark). On a server
         both are no-ops: it optimises by itself.
 
-        Example:
+        Examples:
             >>> import tempfile
             >>> with QdrantMemoryStore.embedded(tempfile.mkdtemp()) as store:
             ...     store.put(("alice", "notes"), "n1", {"text": "hello"})
@@ -557,7 +562,7 @@ class QdrantMemoryStore(BaseStore):
         Returns:
             The number of bytes read.
 
-        Example:
+        Examples:
             >>> import tempfile
             >>> with QdrantMemoryStore.embedded(tempfile.mkdtemp()) as store:
             ...     store.put(("notes",), "n1", {"text": "hello"})
@@ -724,7 +729,7 @@ class QdrantMemoryStore(BaseStore):
             InvalidInputError: An op has a bad namespace, key, value or timestamp;
                 nothing was written.
 
-        Example:
+        Examples:
             >>> import tempfile
             >>> from datetime import datetime, timezone
             >>> from langchain_tiered_memory.stores.restore import RestoreOp
@@ -744,6 +749,54 @@ class QdrantMemoryStore(BaseStore):
         ops = list(ops)
         with self._versions.bumped_after(op.namespace for op in ops):
             return int(await self._arun(lambda: restore_plan(self._planner, ops)))
+
+
+DISTANCE_TYPES = ("cosine",)
+"""``IndexConfig["distance_type"]`` values this store honours (``"cosine"``, the default)."""
+
+
+def check_distance_type(index: IndexConfig | None) -> None:
+    """Refuse an index ``distance_type`` the store would not honour.
+
+    LangGraph's SQL stores take ``"cosine"``, ``"l2"`` or ``"inner_product"``;
+    this store searches by cosine similarity only (its calibrated scores and its
+    hybrid fusion are defined on it), so the other two are refused rather than
+    silently replaced.
+
+    Raises:
+        ConfigurationError: ``distance_type`` is not ``"cosine"``.
+
+    Example:
+        >>> check_distance_type({"distance_type": "cosine"})  # type: ignore
+        >>> check_distance_type({"distance_type": "l2"})  # type: ignore  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        langchain_tiered_memory.errors.ConfigurationError: index distance_type 'l2' is not ...
+    """
+    distance = dict(index or {}).get("distance_type")
+    if distance is not None and distance not in DISTANCE_TYPES:
+        raise ConfigurationError(
+            f"index distance_type {distance!r} is not supported: QdrantMemoryStore searches "
+            "by cosine similarity; remove distance_type or set it to 'cosine' (normalise "
+            "your vectors if you relied on l2 or inner_product: then all three rank alike)"
+        )
+
+
+def check_unit_fusion(fusion: FusionConfig) -> None:
+    """Refuse a hybrid fusion whose scores would leave ``[0, 1]``.
+
+    Raises:
+        ConfigurationError: A retriever is normalised by ``"zscore"`` or ``"none"``.
+    """
+    if not isinstance(fusion, FusionConfig) or fusion.method != "score":
+        return  # the planner reports a wrong type; RRF scores are in [0, 1]
+    for name in ("dense", "lexical"):
+        method = fusion.method_of(name)
+        if method not in IN_UNIT:
+            raise ConfigurationError(
+                f"fusion normalization {method!r} for {name!r} gives scores outside [0, 1]: "
+                "use 'cosine' (dense), 'saturate' (lexical), 'minmax' or 'max'"
+            )
 
 
 def _check_paths(*paths: NamespacePath | None) -> None:

@@ -1,25 +1,26 @@
-"""Engine-neutral requests, and the sync and async drivers that run plans.
+"""Engine-neutral requests: what the store's plans ask an engine to do.
 
-A plan is a generator: it yields requests and receives their results. The
-store logic is written once as plans (see :mod:`.plan`); a sync driver
-(:func:`run`) and an async driver (:func:`arun`) execute them, so no logic is
+The store logic is written once as plans (see :mod:`.plan`) that yield these
+requests; :func:`~langchain_tiered_memory.plans.run_plan` and
+:func:`~langchain_tiered_memory.plans.arun_plan` execute them, so no logic is
 copied between ``batch`` and ``abatch``. Engines only translate these requests
 into their own API (see :mod:`.edge.engine`, :mod:`.engine_client`).
 
-Example:
+Examples:
+    >>> from langchain_tiered_memory.plans import run_plan
     >>> def plan():
     ...     hits = yield Count(Where())
     ...     return hits * 2
-    >>> run(plan(), lambda request: 21)
+    >>> run_plan(plan(), lambda request: 21)
     42
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Generator
 from dataclasses import dataclass, field
-from typing import Any, Literal, NamedTuple, TypeAlias, TypeVar
+from typing import Any, Literal, NamedTuple, TypeAlias
 
+from langchain_tiered_memory.plans import Plan
 from langchain_tiered_memory.stores.filters import Where
 from langchain_tiered_memory.stores.sparse import SparseVec
 
@@ -44,11 +45,7 @@ __all__ = [
     "SetPayload",
     "Setup",
     "Upsert",
-    "arun",
-    "run",
 ]
-
-T = TypeVar("T")
 
 DENSE = "dense"
 """Name of the dense (multi)vector: one sub-vector per embedded text, MaxSim."""
@@ -235,36 +232,3 @@ Request: TypeAlias = (
     "Setup | Upsert | Delete | DeleteWhere | SetPayload | Retrieve | QueryBatch | Facet"
     " | Count | Optimize | EmbedDocuments | EmbedQueries"
 )
-Plan: TypeAlias = Generator[Any, Any, T]
-
-
-def run(plan: Plan[T], execute: Callable[[Any], Any]) -> T:
-    """Drive a plan synchronously: each yielded request is executed, its result sent back."""
-    try:
-        request = next(plan)
-        while True:
-            try:
-                result = execute(request)
-            except BaseException as exc:  # give the plan a chance to handle or re-raise
-                request = plan.throw(exc)
-            else:
-                request = plan.send(result)
-    except StopIteration as stop:
-        value: T = stop.value
-        return value
-
-
-async def arun(plan: Plan[T], execute: Callable[[Any], Awaitable[Any]]) -> T:
-    """Drive a plan with an async executor (same protocol as :func:`run`)."""
-    try:
-        request = next(plan)
-        while True:
-            try:
-                result = await execute(request)
-            except BaseException as exc:
-                request = plan.throw(exc)
-            else:
-                request = plan.send(result)
-    except StopIteration as stop:
-        value: T = stop.value
-        return value

@@ -12,7 +12,7 @@ newest-first order matches the source.
 Restored items get no TTL (exports carry none). A restored item replaces any
 item with the same namespace and key, whatever its timestamps.
 
-Example:
+Examples:
     >>> from datetime import datetime, timezone
     >>> from langchain_tiered_memory.stores.plan import Planner
     >>> when = datetime(2024, 5, 1, tzinfo=timezone.utc)

@@ -5,19 +5,22 @@ engine for the top dense and the top BM25 candidates (in the same batch, ids and
 scores only), fuses them here and then fetches the payloads of the page alone, so
 a hybrid search transfers one page of payloads, not two candidate lists.
 
-Fusion follows the store's :class:`~langchain_tiered_memory.stores.fusion.FusionConfig`:
-the default is :data:`~langchain_tiered_memory.stores.fusion.DEFAULT_FUSION` (weighted
-z-scores of BM25 and cosine, measured best on LoCoMo); ``method="rrf"`` gives
-reciprocal rank fusion with ties ranked equally. Either way equal fused scores are
+Every score is in ``[0, 1]``. Fusion follows the store's
+:class:`~langchain_tiered_memory.stores.fusion.FusionConfig`: the default is
+:data:`~langchain_tiered_memory.stores.fusion.DEFAULT_FUSION` (the mean of the cosine
+similarity mapped to ``(1 + cosine) / 2`` and the BM25 score saturated to
+``s / (s + 6)``); ``method="rrf"`` gives reciprocal rank fusion with ties ranked
+equally, divided by its best possible value. Dense and lexical searches report
+their engine score on the same two scales (:func:`calibrated`). Either way equal fused scores are
 ordered by point id, so both engines give the same order (engines order equal
 scores arbitrarily). Pages are cut after sorting equal ranks by point id, fetching
 deeper when a page boundary falls inside a group of ties, so paging never skips or
 repeats.
 
-Example:
+Examples:
     >>> a, b = Hit("a", 0.9, {}), Hit("b", 0.8, {})
     >>> [(h.id, round(s, 4)) for h, s in fuse_rrf([[a, b], [b]], k=60)]
-    [('b', 0.0325), ('a', 0.0164)]
+    [('b', 0.9919), ('a', 0.5)]
 """
 
 from __future__ import annotations
@@ -30,7 +33,12 @@ from typing import Any, cast
 from langgraph.store.base import SearchOp
 
 from langchain_tiered_memory.stores.filters import Range, Where, namespace_filter
-from langchain_tiered_memory.stores.fusion import FusionConfig, weighted_score_fusion
+from langchain_tiered_memory.stores.fusion import (
+    FusionConfig,
+    cosine_unit,
+    saturate,
+    weighted_score_fusion,
+)
 from langchain_tiered_memory.stores.payload import ITEM_FIELDS
 from langchain_tiered_memory.stores.requests import (
     Estimate,
@@ -44,7 +52,14 @@ from langchain_tiered_memory.stores.requests import (
 from langchain_tiered_memory.stores.search_walk import ENGINE_CHOICE, Walk, choose, estimates
 from langchain_tiered_memory.stores.sparse import bm25_query
 
-__all__ = ["HYBRID_CANDIDATES", "RRF_K", "fuse_hybrid", "fuse_rrf", "search_pages"]
+__all__ = [
+    "HYBRID_CANDIDATES",
+    "RRF_K",
+    "calibrated",
+    "fuse_hybrid",
+    "fuse_rrf",
+    "search_pages",
+]
 
 HYBRID_CANDIDATES = 100
 """Candidates each side of a hybrid query contributes (fixed, so pages agree)."""
@@ -64,7 +79,11 @@ def _tied(a: float, b: float) -> bool:
 
 
 def fuse_rrf(lists: Sequence[Sequence[Hit]], k: int = RRF_K) -> list[tuple[Hit, float]]:
-    """Reciprocal rank fusion; equal scores within a list share the better rank."""
+    """Reciprocal rank fusion; equal scores within a list share the better rank.
+
+    The sum of ``1 / (k + rank)`` is divided by its largest possible value
+    (first in every list), so the fused score is in ``[0, 1]``.
+    """
     fused: dict[str, float] = {}
     hits: dict[str, Hit] = {}
     for ranked in lists:
@@ -74,36 +93,56 @@ def fuse_rrf(lists: Sequence[Sequence[Hit]], k: int = RRF_K) -> list[tuple[Hit, 
                 rank = position
             fused[hit.id] = fused.get(hit.id, 0.0) + 1.0 / (k + rank)
             hits.setdefault(hit.id, hit)
+    best = len(lists) / (k + 1)
     order = sorted(fused, key=lambda pid: (-fused[pid], pid))
-    return [(hits[pid], fused[pid]) for pid in order]
+    return [(hits[pid], min(1.0, fused[pid] / best)) for pid in order]
 
 
 def fuse_hybrid(
-    dense: Sequence[Hit], lexical: Sequence[Hit], config: FusionConfig
+    dense: Sequence[Hit], lexical: Sequence[Hit] | None, config: FusionConfig
 ) -> list[tuple[Hit, float]]:
     """Fuse the dense and lexical candidate lists as ``config`` says, best first.
 
-    Weights may name ``"dense"`` and ``"lexical"``; a list that came back empty
-    (a query of stop words has no lexical candidates) is left out. Equal fused
+    ``lexical`` is None when the query has no lexical terms (only stop words):
+    the dense side alone then decides. An empty list means no candidate matched
+    a term: each candidate's lexical part is 0. With the calibrated default, a
+    candidate one side did not return gets that side's 0, below every candidate
+    it did return. Weights may name ``"dense"`` and ``"lexical"``; fused scores
+    are divided by the weights' sum, so they stay in ``[0, 1]``. Equal fused
     scores are ordered by point id.
     """
     if config.method == "rrf":
-        return fuse_rrf([dense, lexical], k=int(config.rrf_k))
-    lists = {name: hits for name, hits in (("dense", dense), ("lexical", lexical)) if hits}
-    if not lists:
+        return fuse_rrf([dense] if lexical is None else [dense, lexical], k=int(config.rrf_k))
+    lists = {"dense": dense} if lexical is None else {"dense": dense, "lexical": lexical}
+    if not any(lists.values()):
         return []
     weights = {k: w for k, w in (config.weights or {}).items() if k in lists}
-    normalization = config.normalization
-    if not isinstance(normalization, str):
-        normalization = {k: m for k, m in normalization.items() if k in lists}
     fused = weighted_score_fusion(
         {name: {h.id: h.score for h in hits} for name, hits in lists.items()},
         weights=weights or None,
-        normalization=normalization,
+        normalization={name: config.method_of(name) for name in lists},
+        saturation=config.saturation,
+        convex=True,
     )
     first = {h.id: h for hits in lists.values() for h in reversed(hits)}
     ranked = _tie_sorted([(Hit(pid, score, first[pid].payload), score) for pid, score in fused])
     return [(hit, hit.score) for hit, _ in ranked]
+
+
+def calibrated(mode: str, score: float, config: FusionConfig) -> float:
+    """A dense or lexical search's engine score on the scale of hybrid scores.
+
+    Dense: the cosine similarity as ``(1 + cosine) / 2``; lexical: the BM25 score
+    as ``s / (s + config.saturation)``. Both keep the engine's order.
+
+    Example:
+        >>> from langchain_tiered_memory.stores.fusion import DEFAULT_FUSION
+        >>> calibrated("dense", 0.5, DEFAULT_FUSION), calibrated("lexical", 6.0, DEFAULT_FUSION)
+        (0.75, 0.5)
+    """
+    if mode == "dense":
+        return cosine_unit(score)
+    return saturate(score, config.saturation)
 
 
 def _rank(mode: str, hit: Hit) -> float:
@@ -255,14 +294,19 @@ def search_pages(
         if not queries:
             pages.append([])
         elif mode == "hybrid":
-            dense, lexical = answers[0], answers[1] if len(answers) > 1 else []
+            dense, lexical = answers[0], answers[1] if len(answers) > 1 else None
             pages.append(
                 [(hit, score) for hit, score in fuse_hybrid(dense, lexical, fusion)[start:stop]]
             )
         else:
             hits = yield from _complete_ties(queries[0], answers[0], stop)
             ranked = _sorted(mode, hits)[start:stop]
-            pages.append([(hit, None if mode == "recent" else hit.score) for hit in ranked])
+            pages.append(
+                [
+                    (hit, None if mode == "recent" else calibrated(mode, hit.score, fusion))
+                    for hit in ranked
+                ]
+            )
     bare = sorted({hit.id for page in pages for hit, _ in page if not hit.payload})
     if bare:  # hybrid pages: fetch the payloads of the hits that are shown
         payloads: dict[str, dict[str, Any]] = yield Retrieve(bare, ITEM_FIELDS)

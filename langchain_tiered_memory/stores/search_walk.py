@@ -25,7 +25,7 @@ one request for all of a batch's searches):
   collection found 39% with ACORN in 255 ms; scanned exactly, recall 1.00 in
   8.8 and 15.4 ms (``README.md``, Benchmarks).
 
-Example:
+Examples:
     >>> from langgraph.store.base import SearchOp
     >>> op = SearchOp(("u", "facts"), filter={"status": "current"}, query="x")
     >>> asks = estimates(op, full_scan_points=None)
@@ -91,7 +91,7 @@ def check_full_scan_points(value: FullScan, dims: int | None) -> int | None:
 def auto_full_scan_points(dims: int | None) -> int | None:
     """The points of ``dims``-d float32 vectors in :data:`FULL_SCAN_VECTOR_KB` (None: no vectors).
 
-    Example:
+    Examples:
         >>> auto_full_scan_points(384), auto_full_scan_points(1536)
         (20000, 5000)
     """

@@ -12,7 +12,7 @@ every tier sharing it goes through; stores that handle concurrency themselves
 wrapper has exactly the optional abilities of the store it wraps
 (:mod:`~langchain_tiered_memory.stores.abilities`), each run under its lock.
 
-Example:
+Examples:
     >>> from langgraph.store.memory import InMemoryStore
     >>> raw = InMemoryStore()
     >>> store = thread_safe(raw)

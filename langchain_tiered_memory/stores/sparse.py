@@ -8,7 +8,7 @@ engine applies inverse document frequency itself at query time. The same
 vectors go to qdrant-client engines (local mode has no offline BM25 without
 fastembed), so lexical scores agree across engines.
 
-Example:
+Examples:
     >>> vec = bm25_document("Alice is allergic to shellfish")
     >>> len(vec.indices) == len(vec.values) > 0
     True

@@ -9,7 +9,7 @@ so the kept result is still exact. The store bumps the counters *after* a write
 is applied, so a read that overlaps a write is tagged with the older token and
 recomputed by the next caller; never the reverse.
 
-Example:
+Examples:
     >>> versions = NamespaceVersions()
     >>> before = versions.token(("users", "alice"))
     >>> versions.bump([("users", "bob", "facts")])

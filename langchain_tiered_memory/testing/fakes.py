@@ -7,7 +7,7 @@
   supports ``bind_tools`` and ``with_structured_output``, and can raise on cue.
 * :class:`FakeClock`: an injectable clock that only moves when told to.
 
-Example:
+Examples:
     >>> from langchain_tiered_memory.testing.fakes import HashingEmbeddings, ScriptedChatModel
     >>> emb = HashingEmbeddings(size=64)
     >>> len(emb.embed_query("shellfish allergy"))
@@ -51,7 +51,7 @@ class HashingEmbeddings(BaseModel, Embeddings):
     logic; use :class:`~langchain_tiered_memory.embeddings.LocalEmbeddings`
     for real semantics.
 
-    Example:
+    Examples:
         >>> emb = HashingEmbeddings()
         >>> a, b = emb.embed_documents(["I love Python", "Python is loved"])
         >>> round(sum(x * y for x, y in zip(a, b)), 2) > 0.2
@@ -115,7 +115,7 @@ class ScriptedChatModel(BaseChatModel):
     reply (a dict, or text that is JSON) into ``schema`` and raises
     ``OutputParserException`` when it does not fit, as real parsers do.
 
-    Example:
+    Examples:
         >>> from pydantic import BaseModel
         >>> class Answer(BaseModel):
         ...     value: int
@@ -219,7 +219,7 @@ class ScriptedChatModel(BaseChatModel):
 class FakeClock:
     """A clock for tests: ``clock()`` returns the current fake time (UTC, aware).
 
-    Example:
+    Examples:
         >>> clock = FakeClock(datetime(2026, 1, 1, tzinfo=timezone.utc))
         >>> clock.advance(days=2); clock().day
         3

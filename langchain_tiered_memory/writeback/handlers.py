@@ -7,7 +7,7 @@ Every handler is idempotent under replay: episodes and tool-use events are
 keyed by their ids, and a restated fact only reinforces a fact that does not
 already cite the same source episode.
 
-Example:
+Examples:
     >>> op = episode_op(MemoryScope("alice"), {"episode_id": "e1", "task_description": "t",
     ...                                          "outcome": "success"})
     >>> op.name, op.namespace

@@ -11,7 +11,7 @@ Every operation carries an idempotency key. When the caller gives none it is
 derived from the content (operation name and canonical JSON payload), so
 submitting the same write twice queues it once.
 
-Example:
+Examples:
     >>> op = WriteOp.put(("memories", "alice"), "diet", {"text": "vegetarian"})
     >>> op.name, op.namespace
     ('store.put', ('memories', 'alice'))
@@ -128,7 +128,7 @@ class WriteOp:
         namespace: Whose data this is. Set automatically for put/delete; give it for
             named operations so :meth:`DurableMemoryWriter.purge` can find them.
 
-    Example:
+    Examples:
         >>> op = WriteOp("semantic.store_fact", {"entity": "alice", "fact": "likes tea"},
         ...              namespace=("tiered_memory", "alice"))
         >>> op.key_was_derived
@@ -239,7 +239,7 @@ class RetryPolicy:
         retry_on: Exception types, or a predicate, that deserve a retry; any other
             error makes the write a dead letter at once.
 
-    Example:
+    Examples:
         >>> policy = RetryPolicy(initial_interval=0.5, max_interval=2.0, jitter=False)
         >>> [policy.delay(n) for n in (1, 2, 3, 4)]
         [0.5, 1.0, 2.0, 2.0]

@@ -13,7 +13,16 @@ A lock file (``outbox.sqlite3.lock``) keeps a second process from draining the
 same outbox at once; the operating system releases it when the holder dies,
 even by ``SIGKILL``.
 
-Example:
+A state file (``outbox.sqlite3.state``) records, at each open and clean close,
+the highest sequence number handed out and how many writes were pending. An
+outbox that is damaged (SQLite's ``quick_check`` fails), missing while writes
+were pending, rolled back (its sequence is below the recorded one), or missing
+its ``-wal`` file after an unclean stop is refused with a
+:class:`~langchain_tiered_memory.errors.OutboxDamagedError` naming the file and
+the repair; once SQLite reports damage while the outbox is open, every later
+call (acknowledgements included) raises that error too.
+
+Examples:
     >>> import tempfile, pathlib
     >>> from langchain_tiered_memory.writeback.ops import WriteOp
     >>> folder = pathlib.Path(tempfile.mkdtemp())
@@ -42,7 +51,12 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import IO, Any
 
-from langchain_tiered_memory.errors import StoreLockedError, WriteBackError
+from langchain_tiered_memory.errors import (
+    OutboxDamagedError,
+    StoreDamagedError,
+    StoreLockedError,
+    WriteBackError,
+)
 from langchain_tiered_memory.types import Namespace
 from langchain_tiered_memory.writeback.ops import (
     DeadLetter,
@@ -57,6 +71,7 @@ __all__ = ["OUTBOX_FILENAME", "Failure", "Outbox", "OutboxRow"]
 logger = logging.getLogger(__name__)
 
 OUTBOX_FILENAME = "outbox.sqlite3"
+_DAMAGE_CODES = frozenset({11, 26})  # SQLITE_CORRUPT, SQLITE_NOTADB
 _SCHEMA_VERSION = 1
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS writes (
@@ -142,6 +157,71 @@ def _lock_file(path: Path) -> IO[str]:
     return handle
 
 
+def _is_damage(exc: BaseException) -> bool:
+    """Whether an SQLite error means the file is damaged (not busy, full or locked)."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is not None:
+        return int(code) & 0xFF in _DAMAGE_CODES
+    text = str(exc)
+    return "malformed" in text or "not a database" in text
+
+
+def _read_state(path: Path) -> dict[str, Any] | None:
+    try:
+        data = json.loads(path.read_text("utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        raise OutboxDamagedError(
+            f"the outbox state file {path} is damaged ({exc}): delete it only if the outbox "
+            "next to it is intact (it is rewritten on the next open)"
+        ) from exc
+    return data if isinstance(data, dict) else None
+
+
+def _write_state(path: Path, state: dict[str, Any]) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(json.dumps(state, sort_keys=True))
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+def _check_files(path: Path, state: dict[str, Any] | None) -> None:
+    """Refuse an outbox whose file or ``-wal`` is missing while it may hold pending writes."""
+    if state is None:
+        return
+    fix = (
+        f"restore {path.name} (and its -wal file) from a backup; to accept the loss of the "
+        f"writes it held, delete {path.name}.state and open again"
+    )
+    if not path.exists():
+        if state.get("clean") and not state.get("pending"):
+            return  # closed cleanly with nothing pending: nothing acknowledged is lost
+        held = (
+            f"{state.get('pending')} pending write(s)"
+            if state.get("clean")
+            else "writes acknowledged before the last unclean stop"
+        )
+        raise OutboxDamagedError(f"the outbox {path} is missing but held {held}: {fix}")
+    wal = path.with_name(path.name + "-wal")
+    if not state.get("clean") and state.get("wal") and not wal.exists():
+        raise OutboxDamagedError(
+            f"the outbox's write-ahead log {wal} is missing after an unclean stop: writes "
+            f"acknowledged since the last checkpoint may be lost: {fix}"
+        )
+
+
+def _high_water(conn: sqlite3.Connection) -> int:
+    """The highest sequence number ever handed out (kept by AUTOINCREMENT; 0 for none)."""
+    try:
+        row = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'writes'").fetchone()
+    except sqlite3.OperationalError:  # a new file: no table has been created yet
+        return 0
+    return int(row[0]) if row else 0
+
+
 def _to_datetime(epoch: float) -> datetime:
     return datetime.fromtimestamp(epoch, tz=timezone.utc)
 
@@ -171,14 +251,18 @@ class Outbox:
         self.path = Path(path)
         self._clock = clock
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._state_path = self.path.with_name(self.path.name + ".state")
         self._lock_handle: IO[str] | None = _lock_file(
             self.path.with_name(self.path.name + ".lock")
         )
         conn: sqlite3.Connection | None = None
         try:
+            state = _read_state(self._state_path)
+            _check_files(self.path, state)
             conn = sqlite3.connect(
                 self.path, isolation_level=None, check_same_thread=False, timeout=30.0
             )
+            self._check_integrity(conn, state)
             mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
             if str(mode).lower() != "wal":
                 logger.warning("outbox %s: WAL unsupported here, using journal mode %s", path, mode)
@@ -191,15 +275,30 @@ class Outbox:
                 )
             conn.executescript(_SCHEMA)
             conn.execute(f"PRAGMA user_version={_SCHEMA_VERSION}")
+            self._wal = str(mode).lower() == "wal"
+            _write_state(
+                self._state_path, {"clean": False, "seq": _high_water(conn), "wal": self._wal}
+            )
+        except StoreDamagedError:
+            if conn is not None:
+                conn.close()
+            self._release_lock()
+            raise
         except sqlite3.Error as exc:
             if conn is not None:
                 conn.close()
             self._release_lock()
+            if _is_damage(exc):
+                raise OutboxDamagedError(
+                    f"cannot open outbox {self.path}: it is damaged ({exc}); restore it from a "
+                    "backup; to accept the loss of the writes it held, move it away and open again"
+                ) from exc
             raise WriteBackError(
                 f"cannot open outbox {self.path} ({exc}): check the path is writable and is "
                 "an outbox file (or delete it if it is not)"
             ) from exc
         self._conn = conn
+        self._damage: str | None = None
         self._fsync = fsync
         self._db = threading.RLock()
         self._group = threading.Condition()
@@ -208,6 +307,50 @@ class Outbox:
         self._closed = False
 
     # ------------------------------------------------------------------ plumbing
+    def _check_integrity(self, conn: sqlite3.Connection, state: dict[str, Any] | None) -> None:
+        """Run SQLite's ``quick_check`` and compare the sequence with the state file."""
+        problems = [row[0] for row in conn.execute("PRAGMA quick_check(5)").fetchall()]
+        if problems != ["ok"]:
+            raise OutboxDamagedError(
+                f"cannot open outbox {self.path}: it is damaged ({'; '.join(map(str, problems))}); "
+                "restore it from a backup; to accept the loss of the writes it held, move it "
+                "away and open again"
+            )
+        recorded = int((state or {}).get("seq") or 0)
+        seq = _high_water(conn)
+        if seq < recorded:
+            raise OutboxDamagedError(
+                f"the outbox {self.path} has handed out writes up to {seq}, but it had reached "
+                f"write {recorded}: it was replaced by an older copy or lost commits; restore it "
+                f"and its -wal file from a backup, or delete {self._state_path.name} to accept "
+                "the loss"
+            )
+
+    def _intact(self) -> bool:
+        """After a failed write: whether SQLite's ``quick_check`` still passes."""
+        try:
+            rows = self._conn.execute("PRAGMA quick_check(1)").fetchall()
+        except sqlite3.DatabaseError as exc:
+            return not _is_damage(exc)
+        return [row[0] for row in rows] == ["ok"]
+
+    def _damaged(self, exc: BaseException) -> OutboxDamagedError:
+        """Remember that SQLite found the file damaged; every later call is refused."""
+        self._damage = str(exc)
+        return OutboxDamagedError(
+            f"the outbox {self.path} is damaged ({exc}): no write is acknowledged until it is "
+            "repaired; close the writer and restore the outbox from a backup"
+        )
+
+    def _check_healthy(self) -> None:
+        if self._closed:
+            raise WriteBackError(f"outbox {self.path} is closed: open a new writer")
+        if self._damage is not None:
+            raise OutboxDamagedError(
+                f"the outbox {self.path} is damaged ({self._damage}): no write is acknowledged "
+                "until it is repaired; close the writer and restore the outbox from a backup"
+            )
+
     @contextmanager
     def _transaction(self, *, sync: bool = True) -> Iterator[sqlite3.Connection]:
         """One write transaction; ``sync=False`` skips the fsync for bookkeeping.
@@ -217,28 +360,37 @@ class Outbox:
         persists it anyway.
         """
         with self._db:
-            if self._closed:
-                raise WriteBackError(f"outbox {self.path} is closed: open a new writer")
+            self._check_healthy()
             relax = self._fsync and not sync
-            if relax:
-                self._conn.execute("PRAGMA synchronous=NORMAL")
             try:
-                self._conn.execute("BEGIN IMMEDIATE")
-                try:
-                    yield self._conn
-                except BaseException:
-                    self._conn.execute("ROLLBACK")
-                    raise
-                self._conn.execute("COMMIT")
-            finally:
                 if relax:
-                    self._conn.execute("PRAGMA synchronous=FULL")
+                    self._conn.execute("PRAGMA synchronous=NORMAL")
+                try:
+                    self._conn.execute("BEGIN IMMEDIATE")
+                    try:
+                        yield self._conn
+                    except BaseException:
+                        if self._conn.in_transaction:
+                            self._conn.execute("ROLLBACK")
+                        raise
+                    self._conn.execute("COMMIT")
+                finally:
+                    if relax:
+                        self._conn.execute("PRAGMA synchronous=FULL")
+            except sqlite3.DatabaseError as exc:
+                if _is_damage(exc) or not self._intact():
+                    raise self._damaged(exc) from exc
+                raise
 
     def _query(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
         with self._db:
-            if self._closed:
-                raise WriteBackError(f"outbox {self.path} is closed: open a new writer")
-            return self._conn.execute(sql, params).fetchall()
+            self._check_healthy()
+            try:
+                return self._conn.execute(sql, params).fetchall()
+            except sqlite3.DatabaseError as exc:
+                if _is_damage(exc):
+                    raise self._damaged(exc) from exc
+                raise
 
     def _release_lock(self) -> None:
         if self._lock_handle is not None:
@@ -249,8 +401,27 @@ class Outbox:
         """Close the database and release the lock; safe to call twice."""
         with self._db:
             if not self._closed:
+                state = None
+                if self._damage is None:
+                    try:
+                        pending = self._conn.execute(
+                            "SELECT COUNT(*) FROM writes WHERE status = 'pending'"
+                        ).fetchone()[0]
+                        state = {
+                            "clean": True,
+                            "seq": _high_water(self._conn),
+                            "pending": int(pending),
+                        }
+                    except sqlite3.Error as exc:  # the state file keeps "unclean"
+                        logger.warning("outbox %s: could not read its state: %r", self.path, exc)
                 self._closed = True
                 self._conn.close()
+                if state is not None:
+                    state["wal"] = self._wal
+                    try:
+                        _write_state(self._state_path, state)
+                    except OSError as exc:  # the next open checks as after a crash
+                        logger.warning("outbox %s: could not record its state: %r", self.path, exc)
             self._release_lock()
 
     # ------------------------------------------------------------------ enqueue
@@ -279,6 +450,8 @@ class Outbox:
                     self._group.acquire()
                     self._committing = False
                     self._group.notify_all()
+        if isinstance(submission.error, StoreDamagedError):
+            raise OutboxDamagedError(str(submission.error)) from submission.error
         if submission.error is not None:
             raise WriteBackError(
                 f"could not queue {len(ops)} write(s) in outbox {self.path}: "
@@ -294,7 +467,7 @@ class Outbox:
         except BaseException as exc:
             for sub in batch:  # every waiter learns the outcome, whatever it was
                 sub.error, sub.done = exc, True
-            if not isinstance(exc, (sqlite3.Error, WriteBackError)):
+            if not isinstance(exc, (sqlite3.Error, WriteBackError, StoreDamagedError)):
                 raise
             return
         for sub, sub_receipts in zip(batch, receipts, strict=True):

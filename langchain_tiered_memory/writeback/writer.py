@@ -19,7 +19,7 @@ its payload (upsert), never append or increment blindly.
 Only serialisable operations (:class:`WriteOp`) are durable; a Python callable
 cannot be stored, so a callable is refused.
 
-Example:
+Examples:
     >>> import tempfile
     >>> from langgraph.store.memory import InMemoryStore
     >>> store = InMemoryStore()
@@ -52,6 +52,7 @@ from langgraph.store.base import BaseStore, PutOp
 
 from langchain_tiered_memory.errors import (
     ConfigurationError,
+    DiskFullError,
     InvalidInputError,
     WriteBackError,
     WriteBackTimeoutError,
@@ -81,6 +82,8 @@ Handler: TypeAlias = Callable[[dict[str, JSONValue], BaseStore], None]
 
 _PRUNE_INTERVAL = 60.0
 _IDLE_WAIT = 1.0
+_DISK_WAIT = 2.0
+"""Longest wait between two tries of a write refused for lack of disk space (seconds)."""
 
 
 def _error_text(exc: BaseException) -> str:
@@ -120,7 +123,7 @@ class DurableMemoryWriter:
     Raises:
         StoreLockedError: Another writer or process has this outbox open.
 
-    Example:
+    Examples:
         >>> import tempfile
         >>> from langgraph.store.memory import InMemoryStore
         >>> store = InMemoryStore()
@@ -544,6 +547,13 @@ class DurableMemoryWriter:
     def _failure(self, row: OutboxRow, exc: Exception) -> Failure:
         attempts = row.attempts + 1
         error = _error_text(exc)
+        if isinstance(exc, DiskFullError):  # not the write's fault: wait for space, never drop
+            delay = min(self.retry.delay(attempts, self._rng), _DISK_WAIT)
+            logger.warning(
+                "write %d (%s) waits for disk space, retrying in %.3fs: %s",
+                row.seq, row.op, delay, error,
+            )  # fmt: skip
+            return Failure(row.seq, error, self._clock() + delay)
         if self.retry.should_retry(exc, attempts):
             delay = self.retry.delay(attempts, self._rng)
             logger.warning(

@@ -1,5 +1,9 @@
 """Every notebook runs top to bottom, offline, in a temporary working directory.
 
+The notebooks are committed with their outputs (plots included), so they read well on a
+repository page; the test re-executes a copy and checks that it still runs, and that it
+removes the temporary directories it made.
+
 The kernel talks to the test over Unix sockets (IPC transport, no TCP port),
 and its first cell disables every non-Unix socket with ``pytest-socket``, so
 a notebook that reached for the network would fail here.
@@ -50,13 +54,31 @@ def test_the_four_notebooks_are_there() -> None:
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
-def test_notebook_is_committed_clean_with_a_model_switch(path: Path) -> None:
+def test_notebook_is_committed_with_outputs_and_a_model_switch(path: Path) -> None:
     nb = nbformat.read(path, as_version=4)
     nbformat.validate(nb)
     code = [c for c in nb.cells if c.cell_type == "code"]
-    assert all(not c.outputs and c.execution_count is None for c in code), "clear the outputs"
+    assert all(c.execution_count is not None for c in code), (
+        "commit the notebook executed: jupyter nbconvert --to notebook --execute --inplace "
+        + path.name
+    )
+    assert [n for n, c in enumerate(code, 1) if c.execution_count != n] == [], (
+        "run it top to bottom"
+    )
+    assert not [o for c in code for o in c.outputs if o.output_type == "error"]
     # One line near the top switches the whole notebook to a real model.
     assert any(MODEL_SWITCH in c.source for c in code[:2])
+
+
+def test_a_committed_notebook_shows_a_plot() -> None:
+    images = [
+        path.name
+        for path in NOTEBOOKS
+        for cell in nbformat.read(path, as_version=4).cells
+        for output in cell.get("outputs", [])
+        if "image/png" in output.get("data", {})
+    ]
+    assert images, "at least one notebook is committed with a plot"
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
@@ -65,6 +87,9 @@ def test_notebook_runs_offline(path: Path, tmp_path: Path, monkeypatch: pytest.M
     monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.setenv("MPLBACKEND", "Agg")
+    kernel_tmp = tmp_path / "kernel-tmp"
+    kernel_tmp.mkdir()
+    monkeypatch.setenv("TMPDIR", str(kernel_tmp))  # the kernel's tempfile directory
     nb = nbformat.read(path, as_version=4)
     nb.cells.insert(0, nbformat.v4.new_code_cell(NO_NETWORK))
     nb.cells.append(nbformat.v4.new_code_cell(STILL_NO_NETWORK))
@@ -87,5 +112,7 @@ def test_notebook_runs_offline(path: Path, tmp_path: Path, monkeypatch: pytest.M
     ]
     assert errors == []
     assert elapsed < 3 * BUDGET_SECONDS, f"{path.name} took {elapsed:.0f} s"
+    # The notebook removed the temporary directories it made (the kernel keeps dotfiles).
+    assert sorted(p.name for p in kernel_tmp.iterdir() if not p.name.startswith(".")) == []
     # Nothing was written next to the notebooks.
     assert sorted(p.name for p in NOTEBOOK_DIR.iterdir()) == sorted(p.name for p in NOTEBOOKS)

@@ -14,7 +14,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from reliability_helpers import assert_framed, open_memory
 
-from langchain_tiered_memory import Episode, TieredMemory, ToolUsageRecord, TrajectoryStep
+from langchain_tiered_memory import (
+    AssemblyConfig,
+    Episode,
+    TieredMemory,
+    ToolUsageRecord,
+    TrajectoryStep,
+)
 from langchain_tiered_memory.assembly.framing import PREAMBLE
 
 ATTACKS = [
@@ -61,7 +67,8 @@ def store_everywhere(memory: TieredMemory, attack: str, n: int) -> None:
 
 @pytest.mark.parametrize("engine", ["embedded"])
 def test_every_known_attack_stays_inside_its_frame(engine: str, workdir) -> None:  # type: ignore[no-untyped-def]
-    memory = open_memory(engine, workdir / "store")
+    # No relevance floor: every memory the tiers offer is framed, relevant or not.
+    memory = open_memory(engine, workdir / "store", assembly=AssemblyConfig(relevance_floor=0.0))
     try:
         for n, attack in enumerate(ATTACKS):
             store_everywhere(memory, attack, n)

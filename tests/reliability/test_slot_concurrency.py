@@ -21,7 +21,7 @@ from langchain_tiered_memory.stores.serialized import unwrap
 from langchain_tiered_memory.testing.fakes import HashingEmbeddings
 from langchain_tiered_memory.tiers.semantic.flows import FlowContext
 from langchain_tiered_memory.tiers.semantic.models import SemanticConfig
-from langchain_tiered_memory.tiers.semantic.slot_lock import slot_lock
+from langchain_tiered_memory.tiers.common.slot_lock import slot_lock
 from langchain_tiered_memory.types import utcnow
 
 THREADS, PER_THREAD, TASKS = 8, 5, 40

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from langgraph.store.base import BaseStore, GetOp, PutOp, SearchOp
+from langgraph.store.base import BaseStore, GetOp, InvalidNamespaceError, PutOp, SearchOp
 from store_drivers import AsyncOps, Ops, SyncOps, run_sync, snapshot
 from store_support import StoreFactory, hashing_index
 
@@ -110,6 +110,17 @@ def test_bad_namespace_on_put(qdrant_factory: StoreFactory, mode: str) -> None:
         assert_rejected(store, mode, put, NamespaceError, "namespace")
 
     check_each(BAD_NAMESPACES, check)
+
+
+def test_bad_namespace_is_langgraphs_invalid_namespace_error(qdrant_factory: StoreFactory) -> None:
+    """Code written for InMemoryStore catches LangGraph's InvalidNamespaceError: it still works."""
+    store = qdrant_factory()
+    for namespace in [(), ("the", "thing.about"), ("some", "fun", ""), ("langgraph", "x")]:
+        with pytest.raises(InvalidNamespaceError):
+            store.put(namespace, "k", {"text": "x"})
+        with pytest.raises(InvalidNamespaceError):
+            asyncio.run(store.aput(namespace, "k", {"text": "x"}))
+    assert issubclass(NamespaceError, TieredMemoryError)
 
 
 def test_bad_namespace_in_batch(qdrant_factory: StoreFactory, mode: str) -> None:

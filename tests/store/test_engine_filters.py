@@ -91,13 +91,42 @@ def test_booleans_are_not_numbers(qdrant_factory: StoreFactory) -> None:
     assert _keys(store.search(("b",), filter={"x": {"$ne": True}})) == ["one"]
 
 
-@pytest.mark.parametrize("flt", [{"x": float("nan")}, {"x": {"$ne": float("inf")}}])
-def test_non_finite_equality_is_refused(qdrant_factory: StoreFactory, flt: dict[str, Any]) -> None:
-    from langchain_tiered_memory.errors import InvalidInputError
+INF, NAN = float("inf"), float("nan")
+NON_FINITE: list[dict[str, Any]] = [
+    {"x": NAN},
+    {"x": INF},
+    {"x": {"$eq": NAN}},
+    {"x": {"$ne": NAN}},
+    {"x": {"$ne": INF}},
+    {"x": {"$eq": -INF}},
+    {"x": {"$lt": INF}},
+    {"x": {"$lte": INF}},
+    {"x": {"$gt": -INF}},
+    {"x": {"$gte": -INF}},
+    {"x": {"$gt": INF}},
+    {"x": {"$lt": -INF}},
+    {"x": {"$gt": NAN}},
+    {"x": {"$lte": NAN}},
+    {"x": {"$gt": -INF, "$lt": INF}},
+    {"x": {"$gte": 1, "$lt": INF}},
+    {"x": {"$gt": -INF, "$lte": 1}},
+    {"x": {"$lt": "inf"}},
+]
 
+
+@pytest.mark.parametrize("flt", NON_FINITE, ids=repr)
+def test_non_finite_operands_agree_with_in_memory_store(
+    qdrant_factory: StoreFactory, flt: dict[str, Any]
+) -> None:
+    # Only numbers, so that InMemoryStore's float() comparisons do not raise.
+    numbers = {"zero": 0, "one": 1, "one-float": 1.0, "half": 1.5, "negative": -3.25, "big": 2**60}
     store = qdrant_factory()
-    with pytest.raises(InvalidInputError, match="finite"):
-        store.search(("b",), filter=flt)
+    reference = InMemoryStore()
+    for key, x in numbers.items():
+        for target in (store, reference):
+            target.put(("n",), key, {"x": x})
+    expected = _keys(reference.search(("n",), filter=flt, limit=100))
+    assert _keys(store.search(("n",), filter=flt, limit=100)) == expected
 
 
 RANGE_VALUES: dict[str, dict[str, Any]] = {

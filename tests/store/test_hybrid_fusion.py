@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -52,21 +53,63 @@ def test_default_fusion_keeps_the_margin_of_a_strong_lexical_match() -> None:
 def test_fusion_weights_follow_the_config() -> None:
     dense = [Hit("d", 0.9, {}), Hit("l", 0.1, {})]
     lexical = [Hit("l", 5.0, {}), Hit("d", 0.5, {})]
-    dense_heavy = FusionConfig(weights={"dense": 1.0, "lexical": 0.1}, normalization="zscore")
-    lexical_heavy = FusionConfig(weights={"dense": 0.1, "lexical": 1.0}, normalization="zscore")
+    dense_heavy = replace(DEFAULT_FUSION, weights={"dense": 1.0, "lexical": 0.1})
+    lexical_heavy = replace(DEFAULT_FUSION, weights={"dense": 0.1, "lexical": 1.0})
     assert fuse_hybrid(dense, lexical, dense_heavy)[0][0].id == "d"
     assert fuse_hybrid(dense, lexical, lexical_heavy)[0][0].id == "l"
 
 
-def test_a_query_without_lexical_candidates_ranks_by_dense_alone() -> None:
+def test_a_query_without_lexical_terms_ranks_by_dense_alone() -> None:
     dense = [Hit("x", 0.9, {}), Hit("y", 0.2, {})]
-    assert [h.id for h, _ in fuse_hybrid(dense, [], DEFAULT_FUSION)] == ["x", "y"]
+    fused = fuse_hybrid(dense, None, DEFAULT_FUSION)
+    assert [(h.id, s) for h, s in fused] == [("x", pytest.approx(0.95)), ("y", pytest.approx(0.6))]
+    assert fuse_hybrid([], None, DEFAULT_FUSION) == []
     assert fuse_hybrid([], [], DEFAULT_FUSION) == []
 
 
 def test_equal_fused_scores_are_ordered_by_id() -> None:
     dense = [Hit("z", 0.5, {}), Hit("a", 0.5, {})]
     assert [h.id for h, _ in fuse_hybrid(dense, [], DEFAULT_FUSION)] == ["a", "z"]
+
+
+def test_a_rare_lexical_match_is_not_ranked_last() -> None:
+    # Only "d" holds the rare query word: BM25 returns a and d, nearly tied. The
+    # lexical match must count for d, and b and c (no lexical match) get nothing.
+    dense = [Hit("a", 0.62, {}), Hit("b", 0.60, {}), Hit("c", 0.59, {}), Hit("d", 0.58, {})]
+    lexical = [Hit("a", 1.937, {}), Hit("d", 1.906, {})]
+    fused = fuse_hybrid(dense, lexical, DEFAULT_FUSION)
+    assert [h.id for h, _ in fused] == ["a", "d", "b", "c"]
+    scores = dict((h.id, s) for h, s in fused)
+    lexical_part = {k: scores[k] - 0.5 * (1 + h.score) / 2 for k, h in ((h.id, h) for h in dense)}
+    assert lexical_part["b"] == pytest.approx(0) and lexical_part["c"] == pytest.approx(0)
+    assert lexical_part["d"] > 0.1
+
+
+@pytest.mark.parametrize("sides", [(1, 1), (1, 0), (2, 1), (2, 2), (1, 2)])
+def test_fusion_is_well_defined_with_one_or_two_candidates(sides: tuple[int, int]) -> None:
+    dense = [Hit(f"p{i}", 0.7 - i / 10, {}) for i in range(sides[0])]
+    lexical = [Hit(f"p{i}", 3.0 - i, {}) for i in range(sides[1])]
+    fused = fuse_hybrid(dense, lexical, DEFAULT_FUSION)
+    assert fused and all(0 < s <= 1 for _, s in fused)
+    # A document one side did not return scores below every document it did return.
+    for name, side in (("dense", dense), ("lexical", lexical)):
+        returned = {h.id for h in side}
+        if not returned:
+            continue
+        weight = DEFAULT_FUSION.weights[name]  # type: ignore[index]
+        for hit, score in fused:
+            if hit.id not in returned:
+                other = next(h for h in (lexical if name == "dense" else dense) if h.id == hit.id)
+                if name == "dense":
+                    part = score - weight * other.score / (other.score + DEFAULT_FUSION.saturation)
+                else:
+                    part = score - weight * (1 + other.score) / 2
+                assert part == pytest.approx(0)
+
+
+def test_a_single_genuine_hit_gets_a_real_score() -> None:
+    (only,) = fuse_hybrid([Hit("a", 0.8, {})], [Hit("a", 4.0, {})], DEFAULT_FUSION)
+    assert only[1] == pytest.approx(0.5 * 0.9 + 0.5 * 4.0 / (4.0 + DEFAULT_FUSION.saturation))
 
 
 def test_hybrid_candidates_carry_no_payload_and_only_the_page_is_fetched() -> None:
@@ -104,10 +147,9 @@ def test_store_fusion_setting_changes_the_ranking(kind: str, tmp_path: Any) -> N
             assert hits[0].key == "m1"
             assert all(h.value["text"] == texts[h.key] for h in hits)
             orders[name] = [(h.key, h.score) for h in hits]
-    rrf_top = orders["rrf"][0][1]
-    assert rrf_top is not None and rrf_top <= 2 / 61  # reciprocal-rank scores
-    score_top = orders["score"][0][1]
-    assert score_top is not None and score_top > 2 / 61  # z-scores of a clear winner
+    for name in ("score", "rrf"):
+        assert all(0 < score <= 1 for _, score in orders[name])  # type: ignore[operator]
+    assert orders["rrf"][0][1] <= 1.0 and orders["score"] != orders["rrf"]
 
 
 def test_lexical_fields_index_other_text_than_the_embedded_one(kind: str, tmp_path: Any) -> None:
@@ -165,3 +207,79 @@ def test_namespace_idf_keeps_a_tenants_bm25_scores_its_own(
             assert a_ratio < 0.9
     finally:
         store.close()
+
+
+ZOO = {
+    "a": "the zoo keeper feeds the lions and the zebras in the morning",
+    "b": "a keeper walks the lions to the new enclosure at the zoo",
+    "c": "the zoo opens at nine and the lions sleep until noon",
+    "d": "a zebra foal was born at the zoo",
+    "e": "Bob repairs bicycles on weekends",
+}
+
+
+@pytest.mark.parametrize("retrieval", ["hybrid", "dense", "lexical"])
+def test_scores_are_in_the_unit_interval_in_every_mode(
+    kind: str, tmp_path: Any, retrieval: str
+) -> None:
+    with _open(kind, tmp_path, retrieval=retrieval) as store:
+        for key, text in ZOO.items():
+            store.put(NS, key, {"text": text})
+        for query in ("zebra", "lions at the zoo", "bicycles", "the"):
+            hits = store.search(NS, query=query, limit=10)
+            assert all(h.score is not None and 0 <= h.score <= 1 for h in hits), query
+            scores = [h.score for h in hits]
+            assert scores == sorted(scores, reverse=True)  # type: ignore[type-var]
+        (only,) = store.search(NS, query="bicycles", filter={"text": ZOO["e"]})
+        assert only.key == "e" and only.score is not None and only.score > 0.1
+
+
+def test_dense_order_is_the_cosine_order(kind: str, tmp_path: Any) -> None:
+    from langgraph.store.memory import InMemoryStore
+
+    reference = InMemoryStore(index=_index())
+    with _open(kind, tmp_path, retrieval="dense") as store:
+        for key, text in ZOO.items():
+            store.put(NS, key, {"text": text})
+            reference.put(NS, key, {"text": text})
+        for query in ("zebra", "lions at the zoo", "keeper"):
+            ours = store.search(NS, query=query, limit=10)
+            theirs = reference.search(NS, query=query, limit=10)
+            assert [h.key for h in ours] == [h.key for h in theirs]
+            for mine, cosine in zip(ours, theirs, strict=True):
+                assert mine.score == pytest.approx((1 + cosine.score) / 2, abs=1e-4)  # type: ignore
+
+
+def test_the_one_document_with_a_rare_query_word_is_not_ranked_last(
+    kind: str, tmp_path: Any
+) -> None:
+    with _open(kind, tmp_path) as store:
+        for key, text in ZOO.items():
+            store.put(NS, key, {"text": text})
+        hits = store.search(NS, query="zebra zoo", limit=5)
+        order = [h.key for h in hits]
+        assert order.index("d") < order.index("b") and order.index("d") < order.index("c")
+
+
+@pytest.mark.parametrize("distance", ["l2", "inner_product", "manhattan"])
+def test_an_unsupported_distance_type_is_refused(tmp_path: Any, distance: str) -> None:
+    index = {**_index(), "distance_type": distance}
+    with pytest.raises(ConfigurationError, match="distance_type"):
+        QdrantMemoryStore.embedded(tmp_path / "s", index=index)
+
+
+def test_cosine_distance_type_is_accepted(tmp_path: Any) -> None:
+    index = {**_index(), "distance_type": "cosine"}
+    with QdrantMemoryStore.embedded(tmp_path / "s", index=index) as store:
+        store.put(NS, "a", {"text": "hello"})
+        assert store.search(NS, query="hello")[0].key == "a"
+
+
+@pytest.mark.parametrize("normalization", ["zscore", "none", {"dense": "zscore"}])
+def test_a_fusion_that_leaves_the_unit_interval_is_refused(
+    tmp_path: Any, normalization: Any
+) -> None:
+    with pytest.raises(ConfigurationError, match=r"outside \[0, 1\]"):
+        QdrantMemoryStore.embedded(
+            tmp_path / "s", index=_index(), fusion=FusionConfig(normalization=normalization)
+        )

@@ -27,7 +27,7 @@ from langchain_tiered_memory.testing.fakes import FakeClock, HashingEmbeddings
 from langchain_tiered_memory.tiers.common.scope import MemoryScope
 from langchain_tiered_memory.tiers.episodic import EpisodicConfig
 
-QUIET = EpisodicConfig(access_flush_seconds=None)  # no timer thread: accesses flush when asked
+QUIET = EpisodicConfig()
 
 
 def memory_on(kind: str, tmp_path: Path, clock: FakeClock | None = None) -> TieredMemory:

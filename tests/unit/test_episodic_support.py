@@ -21,7 +21,7 @@ from langgraph.store.memory import InMemoryStore
 
 from langchain_tiered_memory.stores import QdrantMemoryStore
 from langchain_tiered_memory.testing.fakes import FakeClock, HashingEmbeddings
-from langchain_tiered_memory.tiers.common.access import flush_access_buffers
+from langchain_tiered_memory.tiers.common.access import save_access
 from langchain_tiered_memory.tiers.common.scope import MemoryScope
 
 DIMS = 384
@@ -40,7 +40,7 @@ def open_qdrant(path: Path) -> Any:
 def qdrant_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     store = open_qdrant(tmp_path_factory.mktemp("qdrant"))
     yield store
-    flush_access_buffers(store)  # buffered episode accesses, before the store goes
+    save_access(store)  # access counts of this process, before the store goes
     store.close()
 
 
@@ -127,7 +127,7 @@ def race_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[BaseS
     try:
         yield opened
     finally:
-        flush_access_buffers(opened)
+        save_access(opened)
         opened.close()
 
 

@@ -5,13 +5,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-import pytest
 from langgraph.store.base import Op, PutOp, Result
 from langgraph.store.memory import InMemoryStore
 
 from langchain_tiered_memory import TieredMemory
 from langchain_tiered_memory.consolidation import ForgettingPolicy
-from langchain_tiered_memory.errors import ConfigurationError
 from langchain_tiered_memory.testing.fakes import FakeClock
 from langchain_tiered_memory.tiers.common.scope import MemoryScope
 from langchain_tiered_memory.tiers.semantic.memory import SemanticMemory
@@ -35,7 +33,7 @@ class CountingStore(InMemoryStore):
 
 
 def semantic(store: InMemoryStore | None = None, **config: Any) -> SemanticMemory:
-    cfg = SemanticConfig(access_flush_seconds=None, **config)
+    cfg = SemanticConfig(**config)
     return SemanticMemory(store or InMemoryStore(), MemoryScope("alice"), config=cfg)
 
 
@@ -51,8 +49,8 @@ def test_search_and_entity_context_count_accesses_without_writing() -> None:
     memory.retrieve_entity_context("alice")
 
     assert store.puts == []  # the retrieval path wrote nothing
-    assert memory.flush_access() == 2  # one coalesced event per fact
-    assert memory.access.buffer.queued == {} and memory.access.buffer.inflight == {}
+    assert memory.flush_access() == 2  # one saved count per fact
+    assert memory.flush_access() == 0
     read = memory.get_fact(fact.fact_id)
     assert read is not None and read.access_count == 2  # from the store now
     assert read.last_accessed is not None
@@ -110,13 +108,6 @@ def test_access_tracking_can_be_turned_off() -> None:
     memory.semantic_search("bicycle")
     assert memory.flush_access() == 0
     assert memory.get_fact(fact.fact_id).access_count == 0  # type: ignore[union-attr]
-
-
-def test_bad_access_settings_are_rejected() -> None:
-    with pytest.raises(ConfigurationError, match="access_flush_size=0"):
-        SemanticConfig(access_flush_size=0)
-    with pytest.raises(ConfigurationError, match="access_flush_seconds=-1"):
-        SemanticConfig(access_flush_seconds=-1)
 
 
 def test_size_cap_keeps_the_more_accessed_of_two_equal_facts() -> None:

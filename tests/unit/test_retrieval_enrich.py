@@ -9,7 +9,6 @@ from langchain_tiered_memory.tiers.turns.enrich import (
     format_date,
     index_texts,
 )
-from langchain_tiered_memory.tiers.turns.summarize import extractive_summary
 
 D1 = datetime(2023, 5, 8, 13, 56)
 D2 = datetime(2023, 6, 1, 9, 5)
@@ -69,17 +68,3 @@ def test_bad_config_is_rejected() -> None:
         EnrichConfig(context_before=-1)
     with pytest.raises(ConfigurationError, match="turn_weight"):
         EnrichConfig(turn_weight=0)
-
-
-def test_extractive_summary_picks_central_turns_in_order() -> None:
-    texts = [
-        "I adopted a puppy named Max.",
-        "Max loves the park and the puppy class.",
-        "Thanks!",
-        "Lunch was fine today.",
-        "The puppy class teaches Max to sit.",
-    ]
-    assert extractive_summary(texts, k=2) == [1, 4]
-    assert extractive_summary(["ok", "thanks"], k=3) == []
-    with pytest.raises(ConfigurationError):
-        extractive_summary(texts, k=0)

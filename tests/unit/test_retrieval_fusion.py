@@ -93,6 +93,6 @@ def test_bad_weights_and_methods_are_reported() -> None:
 
 
 def test_fuse_dispatches_on_the_config() -> None:
-    scores = {"lexical": {"a": 3.0, "b": 1.0}, "dense": {"b": 0.9, "a": 0.1}}
+    scores = {"lexical": {"a": 9.0, "b": 1.0}, "dense": {"b": 0.5, "a": 0.4}}
     assert [k for k, _ in fuse(scores, FusionConfig(method="rrf"))] == ["a", "b"]
     assert fuse(scores, DEFAULT_FUSION)[0][0] == "a"

@@ -3,7 +3,7 @@ from datetime import datetime, timedelta
 import pytest
 
 from langchain_tiered_memory.errors import ConfigurationError
-from langchain_tiered_memory.tiers.turns.lexical import BM25Index, analyze, stem
+from langchain_tiered_memory.text import analyze, stem
 from langchain_tiered_memory.tiers.turns.rerank import (
     TimeBoost,
     apply_neighbour_boost,
@@ -35,22 +35,6 @@ def test_analyze_drops_stopwords_and_punctuation() -> None:
     assert analyze("What did she paint? Sunsets!") == ["paint", "sunset"]
     assert analyze("I'm Caroline's friend", stemming=False) == ["caroline", "friend"]
     assert analyze("What did she", stopwords=None, stemming=False) == ["what", "did", "she"]
-
-
-def test_bm25_ranks_the_matching_document_first_and_scores_zero_elsewhere() -> None:
-    docs = [analyze(t) for t in ["I painted a sunset", "We went hiking", "Sunset hikes rock"]]
-    idx = BM25Index(docs)
-    s = idx.scores(analyze("painting the sunset"))
-    assert s.argmax() == 0
-    assert s[1] == 0.0
-    assert len(idx) == 3
-    assert idx.scores(["unknown"]).tolist() == [0.0, 0.0, 0.0]
-
-
-def test_bm25_rarer_terms_weigh_more() -> None:
-    idx = BM25Index([["cat", "dog"], ["cat"], ["cat"], ["dog", "x"]])
-    s = idx.scores(["cat", "x"])
-    assert s[3] > s[1]
 
 
 def test_time_boost_reorders_close_candidates_only() -> None:

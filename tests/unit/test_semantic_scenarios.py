@@ -35,9 +35,9 @@ def qdrant_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BaseStore
     try:
         yield qdrant
     finally:
-        from langchain_tiered_memory.tiers.common.access import flush_access_buffers
+        from langchain_tiered_memory.tiers.common.access import save_access
 
-        flush_access_buffers(qdrant)  # retrievals' access counts, written before closing
+        save_access(qdrant)  # retrievals' access counts, saved before closing
         qdrant.close()
 
 

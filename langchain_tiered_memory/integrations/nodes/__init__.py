@@ -10,7 +10,7 @@
 :class:`MemoryAgentState` declares every key they use;
 :func:`~langchain_tiered_memory.integrations.agent.create_memory_agent` wires them together.
 
-Example:
+Examples:
     >>> from langgraph.graph import START, StateGraph
     >>> from langgraph.store.memory import InMemoryStore
     >>> from langchain_tiered_memory import TieredMemory

@@ -10,7 +10,7 @@ A failure is logged, counted in ``memory.stats()["errors"]``, kept in
 ``consolidation_status``. Call :meth:`ConsolidationScheduler.wait` before
 closing the memory to let running consolidations finish.
 
-Example:
+Examples:
     >>> import tempfile
     >>> from langchain_tiered_memory import TieredMemory
     >>> from langchain_tiered_memory.testing.fakes import HashingEmbeddings
@@ -78,7 +78,7 @@ class ConsolidationScheduler:
         every: Start a consolidation every this many turns of a user; ``None``
             or 0 for on demand only.
 
-    Example:
+    Examples:
         >>> from langgraph.store.memory import InMemoryStore
         >>> from langchain_tiered_memory import TieredMemory
         >>> memory = TieredMemory(InMemoryStore())

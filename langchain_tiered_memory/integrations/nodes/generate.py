@@ -14,7 +14,7 @@ With tools, route the node's output through ``tools_condition`` to a
 After ``max_tool_rounds`` tool rounds in one turn the model is called without
 tools, so a turn always ends with an answer.
 
-Example:
+Examples:
     >>> from langchain_tiered_memory.testing.fakes import ScriptedChatModel
     >>> model = ScriptedChatModel(default="Hi!")
     >>> generate = create_generate_node(model, system_prompt="Be brief.")

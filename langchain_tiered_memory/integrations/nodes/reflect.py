@@ -16,7 +16,7 @@ From the current turn's messages it builds, deterministically:
 
 They are left in ``pending_writes`` for the ``writeback`` node.
 
-Example:
+Examples:
     >>> from langchain_core.messages import AIMessage, HumanMessage
     >>> writes = reflect_turn([HumanMessage("I'm allergic to shellfish"), AIMessage("Noted.")])
     >>> writes["episode"]["outcome"], writes["facts"], writes["tool_uses"]
@@ -218,7 +218,7 @@ def create_reflect_node(
 ) -> RunnableLambda[Any, dict[str, Any]]:
     """Create the ``reflect`` node (sync and async); it needs ``pending_writes`` in the state.
 
-    Example:
+    Examples:
         >>> node = create_reflect_node()
         >>> out = node.invoke({"messages": [("user", "hi"), ("ai", "hello")]})
         >>> out["pending_writes"]["episode"]["task_description"]

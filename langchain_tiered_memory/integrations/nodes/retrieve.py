@@ -6,7 +6,7 @@ the state: ``memory_context`` (text), ``memory_items`` (what it holds, as plain
 dicts), ``memory_tokens``. A tier that fails is reported in ``memory_errors``
 while the others still make the context; no LLM is called.
 
-Example:
+Examples:
     >>> import tempfile
     >>> from langchain_tiered_memory import TieredMemory
     >>> from langchain_tiered_memory.testing.fakes import HashingEmbeddings
@@ -68,7 +68,7 @@ class RetrieveNode:
         memory: The memory to read.
         token_budget: Token budget of the memory injection.
 
-    Example:
+    Examples:
         >>> from langgraph.store.memory import InMemoryStore
         >>> from langchain_tiered_memory import TieredMemory
         >>> node = RetrieveNode(TieredMemory(InMemoryStore()), token_budget=300)

@@ -8,7 +8,7 @@ to ``invoke``. :func:`resolve_user` finds the user of a run, first in the run's
 context and then in ``config["configurable"]``, and raises an error naming
 both ways when neither has one.
 
-Example:
+Examples:
     >>> resolve_user({"user_id": "Alice"}, None)
     ('alice', None)
     >>> resolve_user(None, {"configurable": {"user_id": "bob", "agent_id": "planner"}})

@@ -10,7 +10,7 @@ message has ``status="error"``), and the failure is logged and counted in
 ``remember_fact`` queues the fact on the durable writer (off the hot path);
 it is searchable once the writer has applied it (``memory.flush()`` waits).
 
-Example:
+Examples:
     >>> import tempfile
     >>> from langchain_tiered_memory import TieredMemory
     >>> from langchain_tiered_memory.testing.fakes import HashingEmbeddings

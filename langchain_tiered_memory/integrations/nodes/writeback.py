@@ -10,7 +10,7 @@ A write that cannot be queued does not
 fail the turn: it is logged, counted in ``memory.stats()["errors"]`` and listed
 in the state's ``memory_errors``.
 
-Example:
+Examples:
     >>> import tempfile
     >>> from langchain_tiered_memory import TieredMemory
     >>> from langchain_tiered_memory.testing.fakes import HashingEmbeddings

@@ -25,7 +25,7 @@ keyword index on ``value_marks``, numeric ranges through a float index on
 (it then exists in the shard, so it is created once per collection and is kept
 up to date by every later write).
 
-Example:
+Examples:
     >>> import tempfile
     >>> from langchain_tiered_memory.stores.requests import Collection, Count, Setup
     >>> from langchain_tiered_memory.stores.filters import Where

@@ -17,14 +17,20 @@ collection lock held, so no other process is using these files):
   superseded build and is deleted, and so is a leftover temporary pointer;
 * if the pointer names a generation, the shard files left directly in the
   container (an older, superseded generation) are deleted;
-* a pointer naming a missing directory is an error, and nothing is deleted.
+* a pointer naming a missing directory is an error, and nothing is deleted;
+* a missing pointer while the container holds no shard of its own but
+  generations exist (or the manifest names a generation) is damage: the
+  store refuses to open with a :class:`~langchain_tiered_memory.errors.StoreDamagedError`
+  naming the generation to restore, and nothing is deleted;
+* the live shard's files are then checked (:mod:`.integrity`) before anything
+  is deleted: a missing segment or WAL file refuses the open too.
 
 A crash before the commit therefore reopens the old shard, which received every
 acknowledged write; a crash after it reopens the new one, which received every
 write acknowledged before the commit (the commit happens with writes blocked,
 after the new shard replayed them and flushed) and every write after it.
 
-Example:
+Examples:
     >>> import tempfile
     >>> from pathlib import Path
     >>> container = Path(tempfile.mkdtemp())
@@ -47,7 +53,12 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from langchain_tiered_memory.errors import BackendError
+from langchain_tiered_memory.errors import BackendError, StoreDamagedError
+from langchain_tiered_memory.stores.edge.integrity import (
+    MANIFEST,
+    check_shard,
+    read_manifest,
+)
 
 __all__ = [
     "META",
@@ -70,7 +81,9 @@ LOCK = "tiered_memory.lock"
 """The collection lock (see :mod:`.edge_lock`)."""
 HOLDER = "tiered_memory.holder.json"
 """Who holds the collection lock (see :mod:`.edge_lock`)."""
-_OWN_FILES = frozenset({META, CURRENT, CURRENT + ".tmp", LOCK, HOLDER, HOLDER + ".tmp"})
+_OWN_FILES = frozenset(
+    {META, CURRENT, CURRENT + ".tmp", LOCK, HOLDER, HOLDER + ".tmp", MANIFEST, MANIFEST + ".tmp"}
+)
 _GENERATION = re.compile(r"^shard-(\d{6})(\..+)?$")
 _CHUNK = 1 << 20
 _SYNC_THREADS = 8
@@ -119,10 +132,13 @@ def recover(container: Path) -> Path:
     current = _pointer(container)
     live = container / current if current else container
     if current and not has_shard(live):
-        raise BackendError(
+        raise StoreDamagedError(
             f"the store at {container} names {current} as its live shard, but that directory "
             "holds no shard: restore the store directory from a backup"
         )
+    if current is None:
+        _check_missing_pointer(container)
+    check_shard(container, live)
     for entry in container.iterdir():
         name = entry.name
         if _GENERATION.match(name) and name != current:
@@ -132,6 +148,29 @@ def recover(container: Path) -> Path:
         elif current and not is_own_entry(name):
             _remove(entry)  # the superseded shard kept in the container itself
     return live
+
+
+def _check_missing_pointer(container: Path) -> None:
+    """Refuse to treat generations as unfinished builds when the pointer may have been lost.
+
+    Raises:
+        StoreDamagedError: The container holds no shard of its own, but generations
+            exist or the manifest names one.
+    """
+    if has_shard(container):
+        return
+    generations = sorted(e.name for e in container.iterdir() if _GENERATION.match(e.name))
+    manifest = read_manifest(container) or {}
+    named = manifest.get("generation")
+    if not generations and named in (None, "."):
+        return
+    last = f"; the last clean close recorded {named}" if named not in (None, ".") else ""
+    raise StoreDamagedError(
+        f"the pointer file {container / CURRENT} is missing, and the store keeps its data in "
+        f"generation folder(s) {', '.join(generations) or '(none left)'}{last}: nothing was "
+        f"deleted. Restore {CURRENT} from a backup, or write the live generation's name into "
+        f"it (`tiered-memory repair {container.parent}` writes the one the manifest names)"
+    )
 
 
 def next_generation(container: Path) -> Path:

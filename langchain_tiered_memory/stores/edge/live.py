@@ -11,10 +11,19 @@ rest:
 * :meth:`LiveShard.swap` (under the write lock and the exclusive gate: no
   write and no read is running) replaces the shard and ends the journal.
 
+Disk space: Qdrant Edge writes its segments through memory maps of sparse
+files, so a write that lands on a full filesystem does not fail, it kills the
+process with ``SIGBUS``. :meth:`LiveShard.write` therefore checks the free
+space of the shard's filesystem first and refuses the write with a
+:class:`~langchain_tiered_memory.errors.DiskFullError` while less than
+:data:`MIN_FREE_BYTES` are left; an ``ENOSPC`` the engine reports itself
+becomes the same error. Nothing is written by a refused call, so the write can
+simply be retried once space is freed (the durable writer does so on its own).
+
 Lock order: the write lock before the gate. A thread that holds the shared gate
 never takes the write lock (reads never write), so a swap cannot deadlock.
 
-Example:
+Examples:
     >>> gate = ReadGate()
     >>> with gate.shared():
     ...     pass
@@ -24,6 +33,9 @@ Example:
 
 from __future__ import annotations
 
+import errno
+import logging
+import os
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -31,9 +43,51 @@ from pathlib import Path
 
 import qdrant_edge as qe
 
-from langchain_tiered_memory.errors import BackendError
+from langchain_tiered_memory.errors import BackendError, DiskFullError
+from langchain_tiered_memory.stores.edge.integrity import mark_closed, mark_open
 
-__all__ = ["LiveShard", "ReadGate"]
+__all__ = ["MIN_FREE_BYTES", "LiveShard", "ReadGate", "check_free_space"]
+
+MIN_FREE_BYTES = 64 << 20
+"""Free bytes a filesystem must keep for a write to be tried (64 MiB).
+
+Qdrant Edge preallocates its 32 MiB write-ahead-log segments (a failure there
+is an ordinary error) but grows segment files through memory maps; the margin
+covers what one write can touch there.
+"""
+logger = logging.getLogger(__name__)
+_NO_SPACE = ("No space left on device", "os error 28", "ENOSPC")
+
+
+def _free_bytes(directory: Path) -> int:
+    stats = os.statvfs(directory)
+    return stats.f_bavail * stats.f_frsize
+
+
+def check_free_space(directory: Path, needed: int = MIN_FREE_BYTES) -> None:
+    """Refuse a write to ``directory`` while its filesystem has less than ``needed`` bytes free.
+
+    Raises:
+        DiskFullError: Naming the directory, the bytes free and the fix.
+    """
+    free = _free_bytes(directory)
+    if free < needed:
+        raise DiskFullError(
+            f"the filesystem of {directory} has {free // 1024} KiB free, less than the "
+            f"{needed // 1024} KiB a store write keeps in reserve: the write was refused and "
+            "nothing was stored; free space on that filesystem and retry"
+        )
+
+
+def _is_no_space(exc: BaseException) -> bool:
+    if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
+        return True
+    return any(marker in str(exc) for marker in _NO_SPACE)
+
+
+def _container(directory: Path) -> Path:
+    """The collection directory of a live shard directory (a generation's parent)."""
+    return directory.parent if directory.name.startswith("shard-") else directory
 
 
 class ReadGate:
@@ -90,6 +144,10 @@ class LiveShard:
         self.write_lock = threading.RLock()
         self.gate = ReadGate()
         self.journal: list[qe.UpdateOperation] | None = None
+        try:  # until the clean close, the next open checks as after a crash
+            mark_open(_container(directory), directory)
+        except OSError as exc:
+            logger.warning("could not record that %s is open: %r", directory, exc)
 
     @property
     def shard(self) -> qe.EdgeShard:
@@ -103,9 +161,24 @@ class LiveShard:
         return self._shard
 
     def write(self, op: qe.UpdateOperation) -> None:
-        """Apply one update (and journal it while a background build runs)."""
+        """Apply one update (and journal it while a background build runs).
+
+        Raises:
+            DiskFullError: The shard's filesystem is (nearly) full; nothing was written.
+            BackendError: The shard was closed.
+        """
         with self.write_lock:
-            self.shard.update(op)
+            shard = self.shard
+            check_free_space(self.dir)
+            try:
+                shard.update(op)
+            except Exception as exc:
+                if _is_no_space(exc):
+                    raise DiskFullError(
+                        f"the filesystem of {self.dir} is full ({exc}): the write was refused; "
+                        "free space on that filesystem and retry"
+                    ) from exc
+                raise
             if self.journal is not None:
                 self.journal.append(op)
 
@@ -143,5 +216,10 @@ class LiveShard:
         if shard is not None:
             try:
                 shard.flush()
+                points = shard.info().points_count
             finally:
                 shard.close()
+            try:
+                mark_closed(_container(self.dir), self.dir, points)
+            except OSError as exc:  # the shard is safe; only the next open checks less
+                logger.warning("could not record the clean close of %s: %r", self.dir, exc)

@@ -15,7 +15,7 @@ a pid that is no longer running on this machine is reported as such. Where
 ``fcntl`` does not exist (Windows) only the write-ahead-log lock protects the
 directory, and the holder file is still written and reported.
 
-Example:
+Examples:
     >>> import tempfile
     >>> from pathlib import Path
     >>> lock = CollectionLock(Path(tempfile.mkdtemp()))

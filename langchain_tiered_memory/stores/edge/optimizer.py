@@ -21,7 +21,7 @@ If anything fails before the commit, the new files are deleted and the live
 shard, which received every write, stays. A crash at any point reopens cleanly
 (see the recovery rule in :mod:`.edge_files`).
 
-Example:
+Examples:
     >>> status = OptimizationStatus.finished_without_work("the server optimizes itself")
     >>> status.result().outcome
     'skipped'
@@ -87,7 +87,7 @@ class OptimizationReport:
         total_s: Seconds from start to end.
         message: A sentence for logs.
 
-    Example:
+    Examples:
         >>> OptimizationReport("skipped", message="nothing to do").pause_s
         0.0
     """
@@ -113,7 +113,7 @@ class OptimizationStatus:
     ``loading``, ``replaying``, ``swapping``, ``cleaning``, then ``done``,
     ``failed``, ``cancelled`` or ``skipped``.
 
-    Example:
+    Examples:
         >>> status = OptimizationStatus.finished_without_work("nothing to do")
         >>> status.done(), status.phase
         (True, 'skipped')

@@ -8,7 +8,7 @@ whose 10 hits' payloads were cold took 12 ms against 1.7 ms once the files had
 been read (the disk answers a random read in about 1 ms). Reading the files
 front to back first costs about 3 s per GB here.
 
-Example:
+Examples:
     >>> import tempfile, pathlib
     >>> d = pathlib.Path(tempfile.mkdtemp())
     >>> _ = (d / "segments").mkdir(), (d / "segments" / "a.dat").write_bytes(b"x" * 10)

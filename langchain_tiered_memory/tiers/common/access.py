@@ -1,355 +1,255 @@
-"""How often each record (an episode, a fact) was retrieved: counted exactly, off the read path.
+"""How often each record (an episode, a fact) was retrieved: counted in process, saved later.
 
-:class:`RecordAccess` counts the retrievals of one kind of record (a pydantic
-model with ``access_count`` and ``last_accessed`` fields) in one scope;
-:class:`~.episodic_access.EpisodeAccess` and :class:`~.semantic_access.FactAccess`
-are its two uses.
+A retrieval does no store I/O for its accesses: :meth:`RecordAccess.touch` adds
+them to a counter in this process (:class:`AccessCounts`, one per store, shared
+by every tier object on it). Reads of ``access_count`` / ``last_accessed``
+(the tiers' ``get`` and listings, consolidation's forgetting policy) add the
+unsaved counts to the saved ones. The counts are saved by :func:`save_access`:
+when ``TieredMemory`` closes, after a consolidation, before ``stats()`` and on
+the tiers' ``flush_access()``. A crash loses the counts not saved yet (a usage
+signal, never a memory).
 
-Accesses are an append-only :class:`~.event_log.EventLog` grouped by record:
-no counter item is read, incremented and written back, so concurrent retrievals
-never lose counts. Events are compacted into per-record segments (when a read
-sees more than ``compact_after`` of them, or on :meth:`RecordAccess.compact_plan`),
-and ``access_count`` / ``last_accessed`` are read as segments plus newer events.
+Saved counts are one item per record, keyed by its id, under
+``(..., <tier>, "access")``: ``{"<id field>": id, "count": n, "last": epoch seconds}``.
+A save writes counts only of records that still exist, so a retrieval that ran
+while its records were deleted cannot bring them back as counts.
 
-A retrieval does no store I/O for its accesses: it adds them to an in-process
-buffer (shared by every :class:`RecordAccess` on the same store, scope and
-tier), where accesses of one record coalesce into one pending event
-``{<group field>, "ts", "n"}``. The buffer is written as one batch
-``flush_seconds`` after its first access (a timer thread), at once when it
-holds ``flush_size`` records, on :meth:`RecordAccess.flush_plan` (the tiers'
-``flush_access``), by :func:`flush_access_buffers` and at interpreter exit.
-Reads in this process count buffered accesses too (each event once), so they
-are exact at once; other processes see them once written. A crash loses at
-most the buffered accesses (a usage signal, never a memory).
+Forgetting a user: :meth:`AccessCounts.erasing` drops the user's unsaved counts
+and holds off every save until the caller has deleted the user's records; a
+save already running finishes first. Nothing of the user is written afterwards.
 
-Namespaces: ``(..., <tier>, "access", "log")`` for the events,
-``(..., <tier>, "access", "folded")`` and ``(..., "folded_events")`` for the
-heads and bodies of their segments (see :func:`access_log`).
+Example:
+    >>> from langgraph.store.memory import InMemoryStore
+    >>> from langchain_tiered_memory.testing.fakes import FakeClock
+    >>> from langchain_tiered_memory.tiers.common.records import run_plan
+    >>> from langchain_tiered_memory.tiers.common.scope import MemoryScope
+    >>> store = InMemoryStore()
+    >>> store.put(("facts",), "f1", {"fact_id": "f1"})
+    >>> access = RecordAccess(store, MemoryScope("bob"), FakeClock(),
+    ...                       tier="semantic", id_field="fact_id", records=("facts",))
+    >>> access.touch(["f1"]); access.touch(["f1"])  # in memory only
+    >>> run_plan(store, access.counts_plan(["f1"]))["f1"][0]
+    2
+    >>> save_access(store)  # one item: the count of f1
+    1
+    >>> run_plan(store, access.counts_plan(["f1"]))["f1"][0]
+    2
 """
 
 from __future__ import annotations
 
-import asyncio
-import atexit
-import itertools
-import logging
-import math
 import threading
-import uuid
 import weakref
-from collections.abc import Sequence
-from typing import Any, ClassVar, Generic, TypeVar
+from collections.abc import AsyncIterator, Iterator, Sequence
+from contextlib import asynccontextmanager, contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
 
-from langgraph.store.base import BaseStore, PutOp
-from pydantic import BaseModel
+from langgraph.store.base import BaseStore, GetOp, PutOp
 
-from langchain_tiered_memory.errors import ConfigurationError
-from langchain_tiered_memory.stores.serialized import thread_safe
+from langchain_tiered_memory.stores.serialized import thread_safe, unwrap
 from langchain_tiered_memory.tiers.common.args import Clock
-from langchain_tiered_memory.tiers.common.event_log import (
-    CompactEvent,
-    CompactionResult,
-    EventKind,
-    EventLog,
-    LogRead,
-)
 from langchain_tiered_memory.tiers.common.records import (
     Plan,
     StoreOps,
     arun_plan,
     from_epoch,
+    paginate,
     run_plan,
     to_epoch,
 )
 from langchain_tiered_memory.tiers.common.scope import MemoryScope
+from langchain_tiered_memory.tiers.common.slot_lock import SlotLock
 from langchain_tiered_memory.types import Namespace, ensure_aware
 
-__all__ = [
-    "AccessBuffer",
-    "AccessTally",
-    "RecordAccess",
-    "access_events",
-    "access_log",
-    "aflush_access_buffers",
-    "check_access_settings",
-    "flush_access_buffers",
-]
+__all__ = ["AccessCounts", "RecordAccess", "access_counts", "asave_access", "save_access"]
 
-logger = logging.getLogger(__name__)
+_CHUNK = 128
+"""Records per store batch of a save or a read of saved counts."""
+_READ_ONE_BY_ONE = 64
+"""Above this many records, one listing of the saved counts beats one get per record."""
 
-R = TypeVar("R", bound=BaseModel)
-
-_GROUP_READ_LIMIT = 64
-"""Above this many records, one read of every access event beats one read per record."""
-_FLUSH_CHUNK = 64
-"""Access events per write batch of a flush."""
+Count = tuple[int, float | None]
+"""``(accesses, latest access in epoch seconds or None)``."""
 
 
-class AccessTally:
-    """Accesses of one record: how many, and the latest (epoch seconds)."""
-
-    def __init__(self, count: int = 0, last: float | None = None) -> None:
-        self.count, self.last = count, last
-
-    def add(self, event_id: str, event: CompactEvent) -> None:
-        """Fold one access event ``[ts, n]`` (``n`` accesses, the latest at ``ts``)."""
-        self.count += int(event[1]) if len(event) > 1 else 1
-        ts = float(event[0])
-        self.last = ts if self.last is None else max(self.last, ts)
-
-    def merge(self, other: AccessTally) -> None:
-        """Fold in the tally of other (disjoint) accesses."""
-        self.count += other.count
-        if other.last is not None:
-            self.last = other.last if self.last is None else max(self.last, other.last)
-
-    def to_json(self) -> list[Any]:
-        """``[count, last]``."""
-        return [self.count, self.last]
-
-    @classmethod
-    def from_json(cls, data: Sequence[Any]) -> AccessTally:
-        """Rebuild a tally from :meth:`to_json`."""
-        count, last = data
-        return cls(int(count), None if last is None else float(last))
+def _merge(a: Count, b: Count) -> Count:
+    last = a[1] if b[1] is None else b[1] if a[1] is None else max(a[1], b[1])
+    return a[0] + b[0], last
 
 
-def _access_compact(key: str, value: Any) -> CompactEvent:
-    return [float(value.get("ts", 0.0)), int(value.get("n", 1))]
+@dataclass
+class _Unsaved:
+    """Counts of one access namespace not saved yet, and where their records live."""
+
+    records: Namespace
+    id_field: str
+    counts: dict[str, Count] = field(default_factory=dict)
 
 
-def access_events(group_field: str) -> EventKind[AccessTally]:
-    """Accesses as an event log, grouped by the record id in ``group_field``."""
-    return EventKind(group_field, _access_compact, AccessTally, AccessTally.from_json)
+class AccessCounts:
+    """The retrievals of one store's records counted in this process and not saved yet.
 
-
-def access_log(scope: MemoryScope, tier: str, group_field: str) -> EventLog[AccessTally]:
-    """The access log of a tier's records in a scope (see the module docstring).
-
-    Args:
-        scope: Whose records.
-        tier: The first namespace label of the log (``"episodic"``, ``"semantic"``).
-        group_field: The event field holding the record id.
-    """
-    return EventLog(
-        access_events(group_field),
-        scope.namespace(tier, "access", "log"),
-        scope.namespace(tier, "access", "folded"),
-        scope.namespace(tier, "access", "folded_events"),
-    )
-
-
-def check_access_settings(
-    flush_size: int, flush_seconds: float | None, compact_after: int | None, *, prefix: str
-) -> None:
-    """Validate the access-counting settings of a tier config.
-
-    Raises:
-        ConfigurationError: A setting is out of range (the message names it as
-            ``<prefix>flush_size`` and so on).
-    """
-    if flush_size < 1:
-        raise ConfigurationError(f"{prefix}flush_size={flush_size}: use at least 1")
-    if flush_seconds is not None and not (math.isfinite(flush_seconds) and flush_seconds > 0):
-        raise ConfigurationError(
-            f"{prefix}flush_seconds={flush_seconds!r}: use a positive number of seconds or None"
-        )
-    if compact_after is not None and compact_after < 1:
-        raise ConfigurationError(f"{prefix}compact_after={compact_after}: use at least 1, or None")
-
-
-class AccessBuffer:
-    """Accesses of one store and scope recorded in this process and not yet written.
-
-    ``queued`` events (one per record, coalesced) wait for a flush; ``inflight``
-    ones are being written. Both count for reads until the write has returned.
+    Get the one of a store with :func:`access_counts`.
     """
 
-    def __init__(self, namespace: Namespace, group_field: str) -> None:
-        self.namespace = namespace
-        self.group_field = group_field
-        self.lock = threading.Lock()
-        self.queued: dict[str, dict[str, Any]] = {}
-        self.inflight: dict[str, dict[str, Any]] = {}
-        self._queued_key: dict[str, str] = {}  # record id -> key of its queued event
-        self.timer: threading.Timer | None = None
-        self._settled = threading.Condition(self.lock)
+    def __init__(self) -> None:
+        self._lock = threading.Lock()  # guards _unsaved (held briefly, never during I/O)
+        self.saving = SlotLock()
+        """Held by a save and by a user's erasure (threads and asyncio tasks alike)."""
+        self._unsaved: dict[Namespace, _Unsaved] = {}
 
-    def add(self, record_ids: Sequence[str], ts: float) -> int:
-        """Queue one access of each record at ``ts``; returns how many events are queued."""
-        with self.lock:
-            for record_id in record_ids:
-                key = self._queued_key.get(record_id)
-                if key is None:
-                    key = self._queued_key[record_id] = uuid.uuid4().hex
-                    self.queued[key] = {self.group_field: record_id, "ts": ts, "n": 1}
-                else:
-                    event = self.queued[key]
-                    event["n"] += 1
-                    event["ts"] = max(event["ts"], ts)
-            return len(self.queued)
+    def add(
+        self, namespace: Namespace, records: Namespace, id_field: str, ids: Sequence[str], ts: float
+    ) -> None:
+        """Count one access of each record in ``ids`` at ``ts``."""
+        with self._lock:
+            unsaved = self._unsaved.setdefault(namespace, _Unsaved(records, id_field))
+            for record_id in dict.fromkeys(ids):
+                unsaved.counts[record_id] = _merge(
+                    unsaved.counts.get(record_id, (0, None)), (1, ts)
+                )
 
-    def snapshot(self, record_ids: set[str] | None) -> list[tuple[str, dict[str, Any]]]:
-        """Copies of every unwritten event (of ``record_ids``, if given)."""
-        with self.lock:
-            events = [(k, dict(v)) for k, v in [*self.inflight.items(), *self.queued.items()]]
-        if record_ids is None:
-            return events
-        return [(k, v) for k, v in events if v[self.group_field] in record_ids]
+    def peek(self, namespace: Namespace, ids: Sequence[str]) -> dict[str, Count]:
+        """The unsaved counts of ``ids`` (those with one)."""
+        with self._lock:
+            unsaved = self._unsaved.get(namespace)
+            if unsaved is None:
+                return {}
+            return {i: unsaved.counts[i] for i in ids if i in unsaved.counts}
 
-    def claim(self, limit: int) -> list[tuple[str, dict[str, Any]]]:
-        """Take up to ``limit`` queued events (the oldest) for writing."""
-        with self.lock:
-            claimed = list(itertools.islice(self.queued.items(), limit))
-            for key, value in claimed:
-                del self.queued[key]
-                if self._queued_key.get(value[self.group_field]) == key:
-                    del self._queued_key[value[self.group_field]]
-            self.inflight.update(claimed)
-            return claimed
+    def discard(self, namespace: Namespace, ids: Sequence[str]) -> None:
+        """Forget the unsaved counts of deleted records."""
+        with self._lock:
+            unsaved = self._unsaved.get(namespace)
+            for record_id in ids if unsaved is not None else ():
+                unsaved.counts.pop(record_id, None)  # type: ignore[union-attr]
 
-    def settle(self, events: Sequence[tuple[str, dict[str, Any]]], *, written: bool) -> None:
-        """The write of claimed ``events`` returned (or failed: they are queued again)."""
-        with self.lock:
-            for key, value in events:
-                self.inflight.pop(key, None)
-                if not written:
-                    self.queued.setdefault(key, value)
-            if not self.inflight:
-                self._settled.notify_all()
+    def take(self, prefix: Namespace = ()) -> dict[Namespace, _Unsaved]:
+        """Remove and return the unsaved counts under ``prefix`` (all: ``()``)."""
+        with self._lock:
+            taken = {ns: u for ns, u in self._unsaved.items() if ns[: len(prefix)] == prefix}
+            for namespace in taken:
+                del self._unsaved[namespace]
+            return taken
 
-    def wait_settled(self, timeout: float | None = None) -> bool:
-        """Wait until no write of this buffer is in flight; False if ``timeout`` passed first."""
-        with self.lock:
-            return self._settled.wait_for(lambda: not self.inflight, timeout)
+    def give_back(self, taken: dict[Namespace, _Unsaved]) -> None:
+        """Count again what :meth:`take` returned and a failed save did not write."""
+        with self._lock:
+            for namespace, back in taken.items():
+                unsaved = self._unsaved.setdefault(namespace, _Unsaved(back.records, back.id_field))
+                for record_id, count in back.counts.items():
+                    unsaved.counts[record_id] = _merge(
+                        unsaved.counts.get(record_id, (0, None)), count
+                    )
 
-    def drop(self, record_id: str) -> None:
-        """Forget the unwritten accesses of a deleted record."""
-        with self.lock:
-            self._queued_key.pop(record_id, None)
-            for events in (self.queued, self.inflight):
-                for key in [k for k, v in events.items() if v[self.group_field] == record_id]:
-                    del events[key]
+    @contextmanager
+    def erasing(self, prefix: Namespace) -> Iterator[int]:
+        """Drop the unsaved counts under ``prefix``; no save runs until the block ends.
 
+        Yields:
+            How many records' unsaved counts were dropped.
+        """
+        with self.saving:
+            yield sum(len(u.counts) for u in self.take(prefix).values())
 
-_BUFFERS: weakref.WeakKeyDictionary[BaseStore, dict[Namespace, AccessBuffer]] = (
-    weakref.WeakKeyDictionary()
-)
-_BUFFERS_LOCK = threading.Lock()
-_SETTLE_SECONDS = 30.0
-"""How long a flush before closing waits for a background write already in flight."""
+    @asynccontextmanager
+    async def aerasing(self, prefix: Namespace) -> AsyncIterator[int]:
+        """Async twin of :meth:`erasing`."""
+        async with self.saving:
+            yield sum(len(u.counts) for u in self.take(prefix).values())
 
 
-def _buffer_for(store: BaseStore, namespace: Namespace, group_field: str) -> AccessBuffer:
-    with _BUFFERS_LOCK:
-        by_namespace = _BUFFERS.setdefault(store, {})
-        if namespace not in by_namespace:
-            by_namespace[namespace] = AccessBuffer(namespace, group_field)
-        return by_namespace[namespace]
+_COUNTS: weakref.WeakKeyDictionary[BaseStore, AccessCounts] = weakref.WeakKeyDictionary()
+_COUNTS_LOCK = threading.Lock()
 
 
-def _flush_ops(buffer: AccessBuffer) -> Plan[int]:
-    """Write what is queued now, in batches of ``_FLUSH_CHUNK`` (other writes fit in between)."""
-    written, todo = 0, len(buffer.queued)
-    while written < todo:
-        claimed = buffer.claim(min(_FLUSH_CHUNK, todo - written))
-        if not claimed:
-            break
+def access_counts(store: BaseStore) -> AccessCounts:
+    """The unsaved access counts of ``store`` (a thread-safe wrapper shares its store's)."""
+    inner = unwrap(store)
+    with _COUNTS_LOCK:
+        counts = _COUNTS.get(inner)
+        if counts is None:
+            counts = _COUNTS[inner] = AccessCounts()
+        return counts
+
+
+def _save_plan(taken: dict[Namespace, _Unsaved]) -> Plan[int]:
+    """Add ``taken`` to the saved counts of records that still exist; returns items written.
+
+    What was written is removed from ``taken`` as it goes (for :meth:`AccessCounts.give_back`).
+    """
+    saved = 0
+    for namespace, unsaved in taken.items():
+        ids = list(unsaved.counts)
+        for start in range(0, len(ids), _CHUNK):
+            chunk = ids[start : start + _CHUNK]
+            gets = [GetOp(unsaved.records, i) for i in chunk] + [GetOp(namespace, i) for i in chunk]
+            found = yield StoreOps(tuple(gets))
+            puts = []
+            for record_id, record, item in zip(
+                chunk, found[: len(chunk)], found[len(chunk) :], strict=True
+            ):
+                if record is None:
+                    continue  # deleted meanwhile: its counts go with it
+                count = _merge(unsaved.counts[record_id], _stored(item.value if item else None))
+                value = {unsaved.id_field: record_id, "count": count[0], "last": count[1]}
+                puts.append(PutOp(namespace, record_id, value, index=False))
+            if puts:
+                yield StoreOps(tuple(puts))
+            for record_id in chunk:
+                del unsaved.counts[record_id]
+            saved += len(puts)
+    return saved
+
+
+def _stored(value: dict[str, Any] | None) -> Count:
+    if not value:
+        return 0, None
+    last = value.get("last")
+    return int(value.get("count", 0)), None if last is None else float(last)
+
+
+def save_access(store: BaseStore, prefix: Namespace = ()) -> int:
+    """Save the access counts of ``store`` (under ``prefix``) counted in this process.
+
+    ``TieredMemory.close`` calls it, so nothing counted is lost at a clean exit.
+
+    Returns:
+        How many records' saved counts were written.
+    """
+    counts = access_counts(store)
+    with counts.saving:
+        taken = counts.take(prefix)
         try:
-            yield StoreOps(tuple(PutOp(buffer.namespace, k, v, index=False) for k, v in claimed))
-        except BaseException:
-            buffer.settle(claimed, written=False)
-            raise
-        buffer.settle(claimed, written=True)
-        written += len(claimed)
-    return written
+            return run_plan(thread_safe(store), _save_plan(taken))
+        finally:
+            counts.give_back(taken)  # what a failure left unwritten (nothing, on success)
 
 
-def _buffers_of(store: BaseStore | None) -> list[tuple[BaseStore, AccessBuffer]]:
-    with _BUFFERS_LOCK:
-        stores = list(_BUFFERS.items()) if store is None else [(store, _BUFFERS.get(store, {}))]
-    return [(s, b) for s, by_namespace in stores for b in by_namespace.values()]
-
-
-def _flush_all_plan(buffers: list[AccessBuffer]) -> Plan[int]:
-    written = 0
-    for buffer in buffers:
-        written += yield from _flush_ops(buffer)
-    return written
-
-
-def flush_access_buffers(store: BaseStore) -> int:
-    """Write every buffered access event of ``store`` (all scopes); returns how many.
-
-    Call it before closing a store (``TieredMemory.close`` does), so nothing buffered is lost.
-    """
-    store = thread_safe(store)  # the tiers hold an unsafe store through its wrapper
-    buffers = [b for _, b in _buffers_of(store)]
-    written = run_plan(store, _flush_all_plan(buffers))
-    # A timer thread may be writing events it claimed before this flush: wait for
-    # it, then write what a failed attempt put back (so close() loses nothing).
-    for buffer in buffers:
-        buffer.wait_settled(_SETTLE_SECONDS)
-    return written + run_plan(store, _flush_all_plan(buffers))
-
-
-async def aflush_access_buffers(store: BaseStore) -> int:
-    """Async twin of :func:`flush_access_buffers`."""
-    store = thread_safe(store)
-    buffers = [b for _, b in _buffers_of(store)]
-    written = await arun_plan(store, _flush_all_plan(buffers))
-    for buffer in buffers:
-        await asyncio.to_thread(buffer.wait_settled, _SETTLE_SECONDS)
-    return written + await arun_plan(store, _flush_all_plan(buffers))
-
-
-@atexit.register
-def _flush_at_exit() -> None:
-    """Write what is still buffered when the interpreter exits (closed stores are reported)."""
-    failed = 0
-    for store, buffer in _buffers_of(None):
-        if not buffer.queued:
-            continue
+async def asave_access(store: BaseStore, prefix: Namespace = ()) -> int:
+    """Async twin of :func:`save_access`."""
+    counts = access_counts(store)
+    async with counts.saving:
+        taken = counts.take(prefix)
         try:
-            run_plan(store, _flush_ops(buffer))
-        except Exception:
-            failed += 1
-    if failed:
-        logger.warning(
-            "%d access buffer(s) could not be written at exit (their stores were closed "
-            "first): call flush_access() of the tiers (or TieredMemory.close()) before "
-            "closing a store",
-            failed,
-        )
+            return await arun_plan(thread_safe(store), _save_plan(taken))
+        finally:
+            counts.give_back(taken)
 
 
-class RecordAccess(Generic[R]):
-    """Records and reads the access statistics of one scope's records of one kind.
-
-    The records are pydantic models with ``access_count`` and ``last_accessed``
-    fields and an id field named :attr:`group_field`; reads return copies with
-    the statistics filled in. A subclass names its tier, id field and flush
-    method (:class:`~.episodic_access.EpisodeAccess`,
-    :class:`~.semantic_access.FactAccess`).
+class RecordAccess:
+    """Counts and reads the retrievals of one scope's records of one tier.
 
     Args:
         store: The records' store.
         scope: Whose records.
         clock: Returns "now".
-        flush_size: Buffered records that make a retrieval write the buffer itself.
-        flush_seconds: Delay of the background write after the first buffered
-            access (``None``: no timer thread; writes happen at ``flush_size``, on
-            :meth:`flush_plan` and at exit).
-        compact_after: A record with more events than this is compacted when
-            read (``None``: only :meth:`compact_plan` compacts).
+        tier: The first namespace label of the counts (``"episodic"``, ``"semantic"``).
+        id_field: The records' id field (also their key in ``records``).
+        records: The namespace of the records (a save checks they still exist).
     """
-
-    tier: ClassVar[str]
-    """The first namespace label of the access log (``"episodic"``, ``"semantic"``)."""
-    group_field: ClassVar[str]
-    """The record's id field, which also names the record in each access event."""
-    flush_hint: ClassVar[str] = "flush_access()"
-    """How the warning of a failed background write names the flush method."""
 
     def __init__(
         self,
@@ -357,126 +257,53 @@ class RecordAccess(Generic[R]):
         scope: MemoryScope,
         clock: Clock,
         *,
-        flush_size: int = 256,
-        flush_seconds: float | None = 1.0,
-        compact_after: int | None = 32,
+        tier: str,
+        id_field: str,
+        records: Namespace,
     ) -> None:
-        self.store = thread_safe(store)  # written from a timer thread
+        self.store = store
         self.clock = clock
-        self.log = access_log(scope, self.tier, self.group_field)
-        self.buffer = _buffer_for(self.store, self.log.events_namespace, self.group_field)
-        self.flush_size = flush_size
-        self.flush_seconds = flush_seconds
-        self.compact_after = compact_after
+        self.id_field = id_field
+        self.records = records
+        self.namespace = scope.namespace(tier, "access")
+        self.counts = access_counts(store)
 
-    def record_id(self, record: R) -> str:
-        """The id of ``record`` (its group in the log)."""
-        return str(getattr(record, self.group_field))
+    def touch(self, ids: Sequence[str]) -> None:
+        """Count one access of each record in ``ids``, in memory only."""
+        if ids:
+            now = to_epoch(ensure_aware(self.clock()))
+            self.counts.add(self.namespace, self.records, self.id_field, ids, now)
 
-    # ------------------------------------------------------------------ reading
-
-    def fill_plan(self, records: Sequence[R]) -> Plan[list[R]]:
-        """``records`` with their exact ``access_count`` and ``last_accessed``."""
-        if not records:
-            return []
-        ids = [self.record_id(r) for r in records]
-        # The buffer before the store: an event written in between is then seen twice
-        # (and counted once, by id), never missed.
-        unwritten = [
-            event
-            for key, value in self.buffer.snapshot(set(ids))
-            if (event := self.log.kind.raw_event(key, value)) is not None
-        ]
-        groups = ids if len(ids) <= _GROUP_READ_LIMIT else None
-        read: LogRead[AccessTally] = yield from self.log.read_plan(groups, unwritten)
-        out = []
-        for record, record_id in zip(records, ids, strict=True):
-            tally = read.view(record_id).tally
-            last = None if tally.last is None else from_epoch(tally.last)
-            out.append(
-                record.model_copy(update={"access_count": tally.count, "last_accessed": last})
-            )
-        yield from self.log.auto_compact_plan(read, ids, self.compact_after)
+    def counts_plan(self, ids: Sequence[str]) -> Plan[dict[str, Count]]:
+        """Saved plus unsaved counts of ``ids`` (records never retrieved are left out)."""
+        if not ids:
+            return {}
+        saved: dict[str, Count] = {}
+        if len(ids) <= _READ_ONE_BY_ONE:
+            items = yield StoreOps(tuple(GetOp(self.namespace, i) for i in ids))
+            saved = {i: _stored(item.value) for i, item in zip(ids, items, strict=True) if item}
+        else:
+            pages = yield from paginate(self.namespace, [None])
+            saved = {item.key: _stored(item.value) for page in pages for item in page}
+        # The store before the buffer: a save in between is missed for this read, never
+        # counted twice.
+        unsaved = self.counts.peek(self.namespace, ids)
+        wanted = set(ids)
+        out = {i: c for i, c in saved.items() if i in wanted}
+        for record_id, count in unsaved.items():
+            out[record_id] = _merge(out.get(record_id, (0, None)), count)
         return out
 
-    # ------------------------------------------------------------------ recording
-
-    def touch(self, records: Sequence[R]) -> bool:
-        """Record one access of each record, in memory only.
-
-        Returns:
-            Whether the buffer is full: the caller should write it
-            (:meth:`flush_plan`) instead of waiting for the timer.
-        """
-        if not records:
-            return False
-        ids = list(dict.fromkeys(self.record_id(r) for r in records))
-        full = self.buffer.add(ids, to_epoch(ensure_aware(self.clock()))) >= self.flush_size
-        if not full:
-            self._schedule()
-        return full
-
-    def touch_plan(self, records: Sequence[R], *, with_counts: bool) -> Plan[list[R]]:
-        """Record one access of each record (see :meth:`touch`); no store I/O unless asked.
-
-        With ``with_counts`` the records come back with their exact counts,
-        this access included (one store read); otherwise as given.
-        """
-        counted = list(records)
-        if with_counts:
-            counted = yield from self.fill_plan(records)
-            now = ensure_aware(self.clock())
-            counted = [
-                r.model_copy(
-                    update={
-                        "access_count": getattr(r, "access_count", 0) + 1,
-                        "last_accessed": max(getattr(r, "last_accessed", None) or now, now),
-                    }
-                )
-                for r in counted
-            ]
-        if self.touch(records):
-            yield from _flush_ops(self.buffer)
-        return counted
-
-    def flush_plan(self) -> Plan[int]:
-        """Write every buffered access event now; returns how many were written."""
-        return (yield from _flush_ops(self.buffer))
-
-    def _schedule(self) -> None:
-        if self.flush_seconds is None:
-            return
-        with self.buffer.lock:
-            if self.buffer.timer is not None:
-                return
-            timer = threading.Timer(self.flush_seconds, self._background_flush)
-            timer.daemon = True
-            self.buffer.timer = timer
-        timer.start()
-
-    def _background_flush(self) -> None:
-        with self.buffer.lock:
-            self.buffer.timer = None
-        try:
-            run_plan(self.store, _flush_ops(self.buffer))
-        except Exception as exc:
-            logger.warning(
-                "writing %d buffered access event(s) failed; they stay buffered for "
-                "the next flush (%s): %r",
-                len(self.buffer.queued),
-                self.flush_hint,
-                exc,
-            )
-
-    # ------------------------------------------------------------------ maintenance
-
-    def compact_plan(self) -> Plan[CompactionResult]:
-        """Write the buffer, then fold every record's access events into segments."""
-        yield from _flush_ops(self.buffer)
-        read = yield from self.log.read_plan(None)
-        return (yield from self.log.compact_plan(read))
+    def with_counts(self, records: Sequence[Any], counts: dict[str, Count]) -> list[Any]:
+        """Copies of ``records`` (pydantic models) with ``access_count`` and ``last_accessed``."""
+        out = []
+        for record in records:
+            n, last = counts.get(str(getattr(record, self.id_field)), (0, None))
+            when: datetime | None = None if last is None else from_epoch(last)
+            out.append(record.model_copy(update={"access_count": n, "last_accessed": when}))
+        return out
 
     def delete_plan(self, record_id: str) -> Plan[None]:
-        """Forget the access statistics of a deleted record."""
-        self.buffer.drop(record_id)
-        yield from self.log.delete_groups_plan([record_id])
+        """Forget the counts of a deleted record."""
+        self.counts.discard(self.namespace, [record_id])
+        yield StoreOps((PutOp(self.namespace, record_id, None),))

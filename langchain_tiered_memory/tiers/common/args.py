@@ -4,7 +4,7 @@
 was wrong and what to pass instead) and turns ``clock=None`` into the UTC wall
 clock; :meth:`TierArgs.now` reads the clock as an aware datetime.
 
-Example:
+Examples:
     >>> from langgraph.store.memory import InMemoryStore
     >>> from langchain_tiered_memory.testing.fakes import FakeClock
     >>> args = tier_args(InMemoryStore(), MemoryScope("alice"), FakeClock())

@@ -15,7 +15,7 @@ event id:
 :func:`pack` turns a set of compact events into segment heads and bodies of
 bounded size, deterministically (the same events give the same contents).
 
-Example:
+Examples:
     >>> kind = EventKind("group", lambda key, value: [value["ts"]], CountTally, CountTally)
     >>> [(head["count"], head["first_id"], head["last_id"]) for head, _ in
     ...  pack(kind, "g", {"b": [2.0], "a": [1.0], "c": [3.0]}, budget=30)]

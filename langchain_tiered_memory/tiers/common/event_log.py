@@ -33,7 +33,7 @@ Namespaces: raw events in ``events_namespace`` (keyed by event id), heads in
 of one never sees the others). All carry the group (a tool name, a strategy
 key, an episode id) in ``kind.group_field``, the field reads filter on.
 
-Example:
+Examples:
     >>> from langgraph.store.base import PutOp
     >>> from langgraph.store.memory import InMemoryStore
     >>> from langchain_tiered_memory.tiers.common.event_fold import CountTally

@@ -17,7 +17,7 @@ The total is the weighted mean ``sum(w_i * c_i) / sum(w_i)``, so it stays in
 ``[0, 1]`` and a caller can read how much each component contributed from the
 :class:`ScoreBreakdown`. Pure functions, no I/O: any tier can use them.
 
-Example:
+Examples:
     >>> from datetime import datetime, timedelta, timezone
     >>> now = datetime(2026, 1, 8, tzinfo=timezone.utc)
     >>> config = RankingConfig(recency_half_life_hours=24 * 7)
@@ -33,24 +33,34 @@ Example:
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal, TypeVar
 
 from langchain_tiered_memory.errors import ConfigurationError
+from langchain_tiered_memory.text import STOPWORDS
 from langchain_tiered_memory.types import ensure_aware
 
 __all__ = [
+    "MATCH_SATURATION",
+    "QUERY_FILLER",
     "RankingConfig",
     "RelevanceScale",
     "ScoreBreakdown",
+    "UtilityConfig",
+    "UtilityScore",
+    "lexical_relevance",
+    "query_terms",
     "rank",
     "rank_candidates",
     "recency_score",
     "relevance_from_similarity",
     "relevance_scores",
     "score_item",
+    "term_set",
+    "utility_score",
 ]
 
 T = TypeVar("T")
@@ -75,7 +85,7 @@ class RankingConfig:
         ConfigurationError: A weight is negative or not finite, all weights
             are zero, or the half-life is not positive.
 
-    Example:
+    Examples:
         >>> RankingConfig(recency_weight=0.0).weights
         (1.0, 0.0, 1.0)
     """
@@ -231,7 +241,7 @@ def rank_candidates(
 ) -> list[tuple[T, ScoreBreakdown]]:
     """Score a candidate set (relevance scaled across it) and rank it, best first.
 
-    Example:
+    Examples:
         >>> from datetime import datetime, timezone
         >>> now = datetime(2026, 1, 1, tzinfo=timezone.utc)
         >>> ranked = rank_candidates(["a", "b"], similarity={"a": 0.2, "b": 0.4}.get,
@@ -254,3 +264,251 @@ def rank_candidates(
         ),
     )
     return [(candidates[i], s) for i, s in ranked]
+
+
+# ---------------------------------------------------------------- one utility across tiers
+
+_TERM = re.compile(r"[^\W_]+", re.UNICODE)
+_STEM_CHARS = 5
+
+
+QUERY_FILLER = frozenset(
+    [
+        "again",
+        "also",
+        "any",
+        "anything",
+        "after",
+        "before",
+        "could",
+        "current",
+        "currently",
+        "did",
+        "does",
+        "get",
+        "give",
+        "going",
+        "help",
+        "just",
+        "know",
+        "last",
+        "let",
+        "like",
+        "make",
+        "need",
+        "new",
+        "next",
+        "now",
+        "one",
+        "start",
+        "still",
+        "tell",
+        "thing",
+        "things",
+        "today",
+        "want",
+        "would",
+        "yes",
+    ]
+)
+"""Words that say what a request wants done, not what it is about; they weigh nothing."""
+
+
+def _stem(word: str) -> str:
+    """A crude stem: a plural or verb ending off, then the first five characters.
+
+    ``deployment`` and ``deploy`` meet, and so do ``lives`` and ``live``.
+    """
+    for suffix in ("ing", "ed", "s"):
+        if len(word) > len(suffix) + 2 and word.endswith(suffix) and not word.endswith("ss"):
+            word = word[: -len(suffix)]
+            break
+    return word[:_STEM_CHARS]
+
+
+def term_set(text: str) -> frozenset[str]:
+    """Stemmed content terms of ``text`` (identifiers split on ``_``, ``-`` and ``.``).
+
+    Example:
+        >>> sorted(term_set("payments-api pods in CrashLoopBackOff"))
+        ['api', 'crash', 'payme', 'pod']
+    """
+    return frozenset(
+        _stem(w) for w in _TERM.findall(text.lower()) if w not in STOPWORDS and len(w) > 1
+    )
+
+
+def query_terms(query: str, documents: Sequence[frozenset[str]]) -> dict[str, float]:
+    """The query's terms weighted by inverse document frequency over ``documents``.
+
+    ``idf = log(1 + (n + 1) / (df + 0.5))``: a term most candidates share (``user``,
+    ``answer``) weighs little, a term one candidate has weighs most. Terms no
+    candidate has keep the full weight, so a query about something nothing
+    mentions gives every candidate a low coverage.
+    """
+    n = len(documents)
+    weights: dict[str, float] = {}
+    words = (w for w in _TERM.findall(query.lower()) if w not in QUERY_FILLER)
+    for term in term_set(" ".join(words)):
+        df = sum(1 for d in documents if term in d)
+        weights[term] = math.log(1.0 + (n + 1) / (df + 0.5))
+    return weights
+
+
+MATCH_SATURATION = 3
+"""Matching this many of the query's most informative terms is full lexical evidence."""
+
+
+def lexical_relevance(terms: Mapping[str, float], document: frozenset[str]) -> float:
+    """Query term weight found in ``document``, in ``[0, 1]``.
+
+    The weight matched is divided by the weight of the query's
+    :data:`MATCH_SATURATION` heaviest terms (or of all of them when fewer), so
+    a memory that answers one part of a long, many-part question can still be
+    fully relevant, and one that shares a single common word is not.
+
+    Example:
+        >>> docs = [term_set("pods in CrashLoopBackOff"), term_set("Owns a drone")]
+        >>> terms = query_terms("payments-api pods CrashLoopBackOff", docs)
+        >>> round(lexical_relevance(terms, docs[0]), 2), lexical_relevance(terms, docs[1])
+        (0.44, 0.0)
+    """
+    if not terms:
+        return 0.0
+    top = sorted(terms.values(), reverse=True)[:MATCH_SATURATION]
+    matched = sum(w for t, w in terms.items() if t in document)
+    return min(1.0, matched / sum(top)) if sum(top) > 0 else 0.0
+
+
+TIER_PRIORS: dict[str, float] = {
+    "warnings": 0.9,
+    "strategies": 0.7,
+    "profile": 0.6,
+    "knowledge": 0.6,
+    "experiences": 0.7,
+    "conversation": 0.5,
+}
+"""Default prior of each section: how much a memory of that kind is worth, all else equal."""
+
+
+@dataclass(frozen=True)
+class UtilityConfig:
+    """How one utility in ``[0, 1]`` is made from a memory's parts.
+
+    ``quality`` is the weighted mean of importance, recency, confidence and the
+    section's prior; ``utility = relevance * ((1 - quality_share) + quality_share * quality)``.
+    Relevance gates the rest: an irrelevant memory has utility 0 however
+    important, recent or confident it is, and between equally relevant memories
+    the better one wins.
+
+    Args:
+        quality_share: How much of the utility the quality decides (0: relevance
+            alone; 1: relevance times quality).
+        importance_weight: Weight of importance in quality.
+        recency_weight: Weight of recency in quality.
+        confidence_weight: Weight of confidence in quality.
+        prior_weight: Weight of the section's prior in quality.
+        recency_half_life_hours: Age at which recency falls to 0.5.
+        priors: Prior per section (missing sections get 0.5).
+        similarity_weight: How much the tier's own similarity score (taken as
+            calibrated to ``[0, 1]``) may stand in for lexical evidence:
+            ``relevance = max(lexical, similarity_weight * similarity)``.
+
+    Raises:
+        ConfigurationError: A weight or share is negative, not finite or above its bound.
+    """
+
+    quality_share: float = 0.4
+    importance_weight: float = 1.0
+    recency_weight: float = 0.5
+    confidence_weight: float = 1.0
+    prior_weight: float = 1.0
+    recency_half_life_hours: float = 24.0 * 30
+    priors: Mapping[str, float] = field(default_factory=lambda: dict(TIER_PRIORS))
+    similarity_weight: float = 0.0
+
+    def __post_init__(self) -> None:
+        for name in ("quality_share", "similarity_weight"):
+            value = getattr(self, name)
+            if not math.isfinite(value) or not 0.0 <= value <= 1.0:
+                raise ConfigurationError(
+                    f"UtilityConfig.{name} is {value!r}: use a number in [0, 1]"
+                )
+        for name in ("importance_weight", "recency_weight", "confidence_weight", "prior_weight"):
+            value = getattr(self, name)
+            if not math.isfinite(value) or value < 0:
+                raise ConfigurationError(f"UtilityConfig.{name} is {value!r}: use a number >= 0")
+        hl = self.recency_half_life_hours
+        if not math.isfinite(hl) or hl <= 0:
+            raise ConfigurationError(
+                f"UtilityConfig.recency_half_life_hours is {hl!r}: use a positive number of hours"
+            )
+        for section, prior in self.priors.items():
+            if not math.isfinite(prior) or not 0.0 <= prior <= 1.0:
+                raise ConfigurationError(
+                    f"UtilityConfig.priors[{section!r}] is {prior!r}: use a number in [0, 1]"
+                )
+
+
+@dataclass(frozen=True)
+class UtilityScore:
+    """One memory's utility and every part of it (each in ``[0, 1]``)."""
+
+    relevance: float
+    lexical: float
+    similarity: float
+    importance: float
+    recency: float
+    confidence: float
+    prior: float
+    quality: float
+    utility: float
+
+    def as_dict(self) -> dict[str, float]:
+        """The parts, for ``MemoryItem.score_breakdown``."""
+        return {
+            "relevance": self.relevance,
+            "lexical": self.lexical,
+            "similarity": self.similarity,
+            "importance": self.importance,
+            "recency": self.recency,
+            "confidence": self.confidence,
+            "prior": self.prior,
+            "quality": self.quality,
+            "utility": self.utility,
+        }
+
+
+def utility_score(
+    *,
+    lexical: float,
+    similarity: float | None,
+    importance: float,
+    recency: float,
+    confidence: float,
+    prior: float,
+    config: UtilityConfig,
+) -> UtilityScore:
+    """Combine a memory's parts into its utility (see :class:`UtilityConfig`).
+
+    Example:
+        >>> s = utility_score(lexical=0.8, similarity=None, importance=0.5, recency=1.0,
+        ...                   confidence=0.9, prior=0.6, config=UtilityConfig())
+        >>> round(s.relevance, 2), round(s.utility, 3)
+        (0.8, 0.709)
+    """
+    sim = 0.0 if similarity is None else _clip(float(similarity))
+    lex = _clip(float(lexical))
+    rel = max(lex, config.similarity_weight * sim)
+    parts = (_clip(importance), _clip(recency), _clip(confidence), _clip(prior))
+    weights = (
+        config.importance_weight,
+        config.recency_weight,
+        config.confidence_weight,
+        config.prior_weight,
+    )
+    total_w = sum(weights)
+    quality = sum(w * p for w, p in zip(weights, parts, strict=True)) / total_w if total_w else 1.0
+    share = config.quality_share
+    utility = rel * ((1.0 - share) + share * quality)
+    return UtilityScore(rel, lex, sim, *parts, quality=quality, utility=utility)

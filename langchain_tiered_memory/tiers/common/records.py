@@ -3,12 +3,13 @@
 A tier operation is written once, as a *plan*: a generator that yields effects
 (a batch of ``BaseStore`` operations, or a call such as an LLM request) and
 receives their results. :func:`run_plan` executes a plan with ``store.batch``
-and plain calls; :func:`arun_plan` with ``await store.abatch`` and awaited calls.
+and plain calls; :func:`arun_plan` with ``await store.abatch`` and awaited calls
+(both through the drivers of :mod:`langchain_tiered_memory.plans`).
 So every sync method and its async twin share all their logic; only the driver
 differs. An exception raised by an effect is thrown back into the plan, which
 may handle it (a failed reflection is recorded, not lost) or let it propagate.
 
-Example:
+Examples:
     >>> from langgraph.store.base import GetOp, PutOp
     >>> from langgraph.store.memory import InMemoryStore
     >>> def plan():
@@ -30,6 +31,7 @@ from typing import Any, TypeAlias, TypeVar, cast
 from langgraph.store.base import BaseStore, Op, Result, SearchItem, SearchOp
 from pydantic import BaseModel, ValidationError
 
+from langchain_tiered_memory import plans
 from langchain_tiered_memory.errors import InvalidInputError
 from langchain_tiered_memory.stores.payload import MAX_VALUE_BYTES
 from langchain_tiered_memory.text import check_unicode
@@ -77,47 +79,24 @@ Plan: TypeAlias = Generator[Effect, Any, T]
 """A generator yielding effects, receiving their results, returning ``T``."""
 
 
-@dataclass(frozen=True)
-class _Done:
-    value: Any
-
-
-def _advance(plan: Plan[Any], value: Any, error: BaseException | None) -> Effect | _Done:
-    try:
-        return plan.throw(error) if error is not None else plan.send(value)
-    except StopIteration as stop:
-        return _Done(stop.value)
-
-
 def run_plan(store: BaseStore, plan: Plan[T]) -> T:
     """Execute ``plan`` synchronously against ``store``."""
-    step = _advance(plan, None, None)
-    while not isinstance(step, _Done):
-        value: Any = None
-        error: BaseException | None = None
-        try:
-            value = store.batch(step.ops) if isinstance(step, StoreOps) else step.sync()
-        except Exception as exc:  # handed to the plan, which decides
-            error = exc
-        step = _advance(plan, value, error)
-    return step.value  # type: ignore[no-any-return]
+
+    def execute(effect: Effect) -> Any:
+        return store.batch(effect.ops) if isinstance(effect, StoreOps) else effect.sync()
+
+    return plans.run_plan(plan, execute)
 
 
 async def arun_plan(store: BaseStore, plan: Plan[T]) -> T:
     """Execute ``plan`` asynchronously against ``store``."""
-    step = _advance(plan, None, None)
-    while not isinstance(step, _Done):
-        value: Any = None
-        error: BaseException | None = None
-        try:
-            if isinstance(step, StoreOps):
-                value = await store.abatch(step.ops)
-            else:
-                value = await step.async_()
-        except Exception as exc:  # handed to the plan, which decides
-            error = exc
-        step = _advance(plan, value, error)
-    return step.value  # type: ignore[no-any-return]
+
+    async def execute(effect: Effect) -> Any:
+        if isinstance(effect, StoreOps):
+            return await store.abatch(effect.ops)
+        return await effect.async_()
+
+    return await plans.arun_plan(plan, execute)
 
 
 def paginate(

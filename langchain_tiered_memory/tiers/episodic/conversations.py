@@ -6,7 +6,7 @@ topics. Topics come from the caller, from an LLM through structured output
 :func:`extract_keywords`, a deterministic keyword extractor. If the LLM fails,
 the keywords are used and the error is kept on the record (``topics_error``).
 
-Example:
+Examples:
     >>> from langgraph.store.memory import InMemoryStore
     >>> from langchain_tiered_memory.testing.fakes import HashingEmbeddings
     >>> store = InMemoryStore(index={"dims": 384, "embed": HashingEmbeddings(), "fields": ["text"]})
@@ -90,7 +90,7 @@ def extract_keywords(texts: Sequence[str], *, max_topics: int = 5) -> list[str]:
     Words are lower-cased; stopwords, numbers and one-letter words are dropped;
     ties keep first-appearance order.
 
-    Example:
+    Examples:
         >>> extract_keywords(["Kubernetes pod crash", "the pod restarts; kubernetes logs"])
         ['kubernetes', 'pod', 'crash', 'restarts', 'logs']
     """
@@ -203,7 +203,7 @@ class ConversationIndex:
         ranking: Relevance/recency weights (importance is not used by default).
         clock: Returns "now" (aware); injectable for tests.
 
-    Example:
+    Examples:
         >>> from langgraph.store.memory import InMemoryStore
         >>> index = ConversationIndex(InMemoryStore(), MemoryScope("bob"))
         >>> rec = index.index_conversation("c9", ["hi"], summary="Greeting", topics=["Small talk"])

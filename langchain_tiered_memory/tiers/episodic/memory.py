@@ -11,14 +11,13 @@ the model fails the episode stays stored with ``reflection_status="pending"``
 and the error, and :meth:`EpisodicMemory.retry_reflections` tries again later.
 
 Retrievals count accesses per episode (``access_count``, ``last_accessed``)
-without a read-modify-write: each is an append-only event, buffered off the
-retrieval path and compacted later (:mod:`.episodic_access`); counts are exact
-under concurrent retrievals.
+in process memory, with no store I/O; the counts are saved later
+(:mod:`~langchain_tiered_memory.tiers.common.access`).
 
 Every public method has an async twin (``record`` / ``arecord``, ...); both run
 the same plan (:mod:`~langchain_tiered_memory.tiers.common.records`).
 
-Example:
+Examples:
     >>> from langgraph.store.memory import InMemoryStore
     >>> from langchain_tiered_memory.testing.fakes import HashingEmbeddings
     >>> from langchain_tiered_memory.tiers.common.scope import MemoryScope
@@ -44,9 +43,8 @@ from typing import Any
 from langgraph.store.base import BaseStore, GetOp, PutOp, SearchItem, SearchOp
 
 from langchain_tiered_memory.errors import ConfigurationError, InvalidInputError
-from langchain_tiered_memory.tiers.common.access import check_access_settings
+from langchain_tiered_memory.tiers.common.access import RecordAccess, asave_access, save_access
 from langchain_tiered_memory.tiers.common.args import Clock, tier_args
-from langchain_tiered_memory.tiers.common.event_log import CompactionResult
 from langchain_tiered_memory.tiers.common.ranking import RankingConfig, rank_candidates
 from langchain_tiered_memory.tiers.common.records import (
     Call,
@@ -57,7 +55,6 @@ from langchain_tiered_memory.tiers.common.records import (
     search_all,
 )
 from langchain_tiered_memory.tiers.common.scope import MemoryScope
-from langchain_tiered_memory.tiers.episodic.access import EpisodeAccess
 from langchain_tiered_memory.tiers.episodic.models import (
     Episode,
     Outcome,
@@ -68,7 +65,6 @@ from langchain_tiered_memory.tiers.episodic.models import (
 from langchain_tiered_memory.tiers.episodic.payload import (
     EMBED_FIELDS,
     TagMode,
-    access_namespace,
     episode_filter,
     episode_from_value,
     episode_to_value,
@@ -95,22 +91,14 @@ class EpisodicConfig:
             re-ranks them with recency and importance.
         min_candidates: Lower bound of the candidate pool.
         track_access: Count retrievals per episode (``access_count``,
-            ``last_accessed``), for consolidation and forgetting. Recording costs
-            a retrieval no store I/O (see :mod:`.episodic_access`); :meth:`EpisodicMemory.get`,
-            the listings and consolidation read the counts, exactly.
+            ``last_accessed``), for consolidation and forgetting. Counting costs
+            a retrieval no store I/O (see :mod:`~langchain_tiered_memory.tiers.common.access`);
+            :meth:`EpisodicMemory.get`, the listings and consolidation read the counts.
         access_counts_in_results: Also read the counts on retrieval, so that
             ``retrieve_similar`` / ``retrieve_recent`` results carry them (this
             retrieval included). Off by default: it costs a store read per
             retrieval, and the results then carry ``access_count=0``,
             ``last_accessed=None``.
-        access_flush_size: Buffered episodes that make a retrieval write the
-            buffer itself.
-        access_flush_seconds: Buffered access events are written by a background
-            timer this long after the first one (``None``: no timer; they are
-            written at ``access_flush_size``, by :meth:`EpisodicMemory.flush_access`
-            and at exit). Reads in this process count buffered events either way.
-        access_compact_after: An episode read with more access events than this
-            gets them compacted (``None``: only :meth:`EpisodicMemory.compact_access`).
         max_reflection_attempts: After this many failed tries an episode's
             reflection is marked ``failed`` and no longer retried automatically.
         recent_windows_hours: Growing time windows ``retrieve_recent`` searches
@@ -122,9 +110,6 @@ class EpisodicConfig:
     min_candidates: int = 20
     track_access: bool = True
     access_counts_in_results: bool = False
-    access_flush_size: int = 256
-    access_flush_seconds: float | None = 1.0
-    access_compact_after: int | None = 32
     max_reflection_attempts: int = 3
     recent_windows_hours: tuple[float, ...] = (1.0, 24.0, 24.0 * 7, 24.0 * 30, 24.0 * 365)
 
@@ -142,12 +127,6 @@ class EpisodicConfig:
             raise ConfigurationError(
                 f"recent_windows_hours={self.recent_windows_hours}: every window must be > 0"
             )
-        check_access_settings(
-            self.access_flush_size,
-            self.access_flush_seconds,
-            self.access_compact_after,
-            prefix="access_",
-        )
 
 
 @dataclass(frozen=True)
@@ -191,7 +170,7 @@ class EpisodicMemory:
         config: Ranking weights and retrieval settings.
         clock: Returns "now" (aware); injectable for tests.
 
-    Example:
+    Examples:
         >>> from langgraph.store.memory import InMemoryStore
         >>> memory = EpisodicMemory(InMemoryStore(), MemoryScope("bob"))
         >>> ep = memory.record(Episode(task_description="Plan trip", outcome="partial",
@@ -213,15 +192,13 @@ class EpisodicMemory:
         self.scope: MemoryScope = self._args.scope
         self.config = config or EpisodicConfig()
         self.namespace = episodes_namespace(scope)
-        self.access_namespace = access_namespace(scope)
-        c = self.config
-        self.access = EpisodeAccess(
-            store,
+        self.access = RecordAccess(
+            self.store,
             scope,
             self._args.clock,
-            flush_size=c.access_flush_size,
-            flush_seconds=c.access_flush_seconds,
-            compact_after=c.access_compact_after,
+            tier="episodic",
+            id_field="episode_id",
+            records=self.namespace,
         )
 
     def _now(self) -> datetime:
@@ -280,9 +257,11 @@ class EpisodicMemory:
         if not episodes or not self.config.track_access:
             return episodes
         if bump:
-            with_counts = self.config.access_counts_in_results
-            return (yield from self.access.touch_plan(episodes, with_counts=with_counts))
-        return (yield from self.access.fill_plan(episodes))
+            self.access.touch([e.episode_id for e in episodes])
+            if not self.config.access_counts_in_results:
+                return episodes
+        counts = yield from self.access.counts_plan([e.episode_id for e in episodes])
+        return self.access.with_counts(episodes, counts)
 
     def _similar_plan(
         self,
@@ -473,28 +452,16 @@ class EpisodicMemory:
         await arun_plan(self.store, self._delete_plan(episode_id))
 
     def flush_access(self) -> int:
-        """Write the buffered access events of this store and scope now; returns how many.
+        """Save the access counts of this scope's episodes counted in this process.
 
-        Reads in this process already count them; call this before closing the
-        store, or to make them visible to other processes at once.
+        Reads in this process already count them; ``TieredMemory.close`` saves
+        every count. Returns how many episodes' counts were written.
         """
-        return run_plan(self.store, self.access.flush_plan())
+        return save_access(self.store, self.access.namespace)
 
     async def aflush_access(self) -> int:
         """Async twin of :meth:`flush_access`."""
-        return await arun_plan(self.store, self.access.flush_plan())
-
-    def compact_access(self) -> CompactionResult:
-        """Write buffered access events, then fold every episode's events into segments.
-
-        Counts stay exact (also with other processes retrieving or compacting at
-        the same time); reads of them get cheaper.
-        """
-        return run_plan(self.store, self.access.compact_plan())
-
-    async def acompact_access(self) -> CompactionResult:
-        """Async twin of :meth:`compact_access`."""
-        return await arun_plan(self.store, self.access.compact_plan())
+        return await asave_access(self.store, self.access.namespace)
 
     def retrieve_similar(
         self,

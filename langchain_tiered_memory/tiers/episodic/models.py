@@ -6,7 +6,7 @@ not given, timestamps are timezone-aware, and
 bad values (an empty task, an unknown outcome, a negative duration) are
 rejected when the model is built (``pydantic.ValidationError``, a ``ValueError``).
 
-Example:
+Examples:
     >>> ep = Episode(task_description="Deploy the API", outcome="success",
     ...              trajectory=[TrajectoryStep(action="tool_call: deploy", observation="ok")],
     ...              reflection="Run migrations first.", tags=["Deploy"])

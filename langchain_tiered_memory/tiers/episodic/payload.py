@@ -1,8 +1,8 @@
 """How episodes are laid out in a ``BaseStore`` and how their filters are written.
 
 Namespaces (under :meth:`MemoryScope.namespace`): ``(..., "episodic", "episodes")``
-for episodes, keyed by ``episode_id``; ``(..., "episodic", "access", ...)`` for
-retrieval statistics (see :mod:`.episodic_access`); ``(..., "episodic",
+for episodes, keyed by ``episode_id``; ``(..., "episodic", "access")`` for
+retrieval counts (see :mod:`~langchain_tiered_memory.tiers.common.access`); ``(..., "episodic",
 "conversations")`` for the conversation index. Sibling sub-namespaces, so a
 search over episodes never sees the others.
 
@@ -18,7 +18,7 @@ An episode's value is its JSON dump plus fields the store filters on:
 
 Only this module knows the layout.
 
-Example:
+Examples:
     >>> tag_field("ci/cd v2")
     'tag_ciU00002FcdU000020v2'
     >>> episode_filter(outcome="failure", session_id="s1")
@@ -46,7 +46,6 @@ __all__ = [
     "EMBED_FIELDS",
     "TAG_FLAG",
     "TagMode",
-    "access_namespace",
     "conversations_namespace",
     "episode_filter",
     "episode_from_value",
@@ -72,11 +71,6 @@ _NOT_STORED = frozenset({"access_count", "last_accessed"})
 def episodes_namespace(scope: MemoryScope) -> Namespace:
     """Where a scope's episodes live."""
     return scope.namespace("episodic", "episodes")
-
-
-def access_namespace(scope: MemoryScope) -> Namespace:
-    """The parent of a scope's retrieval statistics (access events and their segments)."""
-    return scope.namespace("episodic", "access")
 
 
 def conversations_namespace(scope: MemoryScope) -> Namespace:

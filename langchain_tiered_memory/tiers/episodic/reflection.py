@@ -9,7 +9,7 @@ raises, or returns something that does not fit) becomes an
 :class:`~langchain_tiered_memory.tiers.episodic.memory.EpisodicMemory` catches it,
 keeps the episode and marks its reflection ``pending`` for a later try.
 
-Example:
+Examples:
     >>> from langchain_tiered_memory.testing.fakes import ScriptedChatModel
     >>> from langchain_tiered_memory.tiers.episodic.models import Episode
     >>> model = ScriptedChatModel(responses=[{"lesson": "Check the API version first.",
@@ -114,7 +114,7 @@ class EpisodeReflector:
         InvalidInputError: ``max_steps`` or ``max_field_chars`` is too small.
         ConfigurationError: ``timeout`` is not a positive number or ``None``.
 
-    Example:
+    Examples:
         >>> from langchain_tiered_memory.testing.fakes import ScriptedChatModel
         >>> model = ScriptedChatModel(responses=[{"summary": "Pin versions.",
         ...                                       "reliable_strategies": ["pin deps"]}])

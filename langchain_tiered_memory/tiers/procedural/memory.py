@@ -20,7 +20,7 @@ with ``("procedural", "tool_uses_folded")`` and ``("procedural",
 "strategy_outcomes")`` with ``..._folded`` and ``..._folded_events`` likewise,
 and ``("procedural", "preferences")``.
 
-Example:
+Examples:
     >>> from langgraph.store.memory import InMemoryStore
     >>> from langchain_tiered_memory.tiers.common.scope import MemoryScope
     >>> memory = ProceduralMemory(InMemoryStore(), MemoryScope("alice"))
@@ -191,7 +191,7 @@ class ProceduralMemory:
         config: Ranking weights and injection thresholds.
         clock: Returns "now" (aware); injectable for tests.
 
-    Example:
+    Examples:
         >>> from langgraph.store.memory import InMemoryStore
         >>> memory = ProceduralMemory(InMemoryStore(), MemoryScope("bob"))
         >>> _ = memory.register_strategy("small-commits", "Commit in small steps",

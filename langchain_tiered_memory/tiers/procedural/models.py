@@ -4,7 +4,7 @@
 and hints as it is built, so a secret never reaches the store (nor a log line
 printing the record). :class:`Strategy` carries a Wilson-score confidence.
 
-Example:
+Examples:
     >>> rec = ToolUsageRecord(tool_name="search", parameters={"q": "x", "api_key": "s3cr3t"},
     ...                       success=True, execution_time_ms=12)
     >>> rec.parameters

@@ -10,7 +10,7 @@ events merged: that is what lets :mod:`.event_log` keep compacted segments and
 fold only the newer events on read, with exactly the result of folding every
 event.
 
-Example:
+Examples:
     >>> events = [tool_event_value(ToolUsageRecord(tool_name="orders", success=ok,
     ...                                             execution_time_ms=ms, error_message=err))
     ...           for ok, ms, err in [(True, 10, ""), (False, 30, "410 Gone: use orders_v2")]]
@@ -291,7 +291,7 @@ def parameter_patterns(
 ) -> list[str]:
     """Successful-parameter patterns: values most successful calls share.
 
-    Example:
+    Examples:
         >>> parameter_patterns([{"limit": 50, "q": "a"}, {"limit": 50, "q": "b"}])
         ['limit=50 (always)']
     """

@@ -11,7 +11,7 @@
   placeholders (``<n>``, ``<id>``, ``<hex>``, ``<str>``, ``<path>``, ``<url>``,
   ``<ip>``); HTTP status codes (three digits, 1xx to 5xx) stay.
 
-Example:
+Examples:
     >>> redact_parameters({"q": "shoes", "headers": {"X-Api-Key": "abc"}, "password": "p"})
     {'q': 'shoes', 'headers': {'X-Api-Key': '[REDACTED]'}, 'password': '[REDACTED]'}
     >>> normalize_error("Timeout after 3012 ms reading '/var/data/file.csv' (id 9f1c2b7a4d)")
@@ -63,7 +63,7 @@ _MAX_SIGNATURE = 200
 def is_secret_name(name: str) -> bool:
     """Whether a parameter name looks like a credential (case and separators ignored).
 
-    Example:
+    Examples:
         >>> [is_secret_name(n) for n in ("access_token", "X-API-KEY", "max_tokens", "query")]
         [True, True, False, False]
     """

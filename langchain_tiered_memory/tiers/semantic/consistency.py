@@ -7,9 +7,10 @@ Two judges share one interface (:class:`ConsistencyJudge`):
   1. Both facts name an attribute: different attributes, or different slots of a
      multi-valued attribute (two allergies), are ``unrelated``; the same slot with
      equal normalised values is ``same``, with different values ``contradicts``.
-  2. Otherwise the texts are compared as sets of content words (lower-cased,
-     ``n't`` expanded, stop words, negations and the entity's own id removed,
-     plural ``s`` stripped). A Jaccard overlap of at least ``same_threshold``
+  2. Otherwise the texts are compared as sets of content words (the terms of
+     :func:`langchain_tiered_memory.text.analyze`: lower-cased, stop words
+     dropped, inflections stemmed; ``n't`` expanded, negations and the entity's
+     own id removed). A Jaccard overlap of at least ``same_threshold``
      (0.8) is ``same``, or ``contradicts`` when exactly one side is negated
      ("likes coffee" / "does not like coffee"). Anything less is ``unrelated``,
      so similar wording about different things keeps both facts.
@@ -19,7 +20,7 @@ Two judges share one interface (:class:`ConsistencyJudge`):
   sent to the model. If the model fails or answers malformed output, the
   heuristic verdict is used and the error is reported on the judgement.
 
-Example:
+Examples:
     >>> from datetime import datetime, timezone
     >>> from langchain_tiered_memory.tiers.semantic.models import Fact
     >>> t = datetime(2026, 1, 1, tzinfo=timezone.utc)
@@ -36,7 +37,6 @@ Example:
 from __future__ import annotations
 
 import logging
-import re
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
@@ -50,6 +50,7 @@ from langchain_tiered_memory.chat_models import (
     check_timeout,
     invoke_with_timeout,
 )
+from langchain_tiered_memory.text import analyze, words
 from langchain_tiered_memory.tiers.semantic.models import Fact, normalize_value
 
 __all__ = [
@@ -67,19 +68,7 @@ logger = logging.getLogger(__name__)
 
 Consistency = Literal["same", "contradicts", "unrelated"]
 
-_WORD_RE = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 _NEGATIONS = frozenset({"not", "no", "never", "none", "nor", "neither", "nobody", "nothing"})
-_STOPWORDS = frozenset(
-    re.findall(
-        r"\S+",
-        """
-    a an the is are was were be been being am to of in on at for with by from and or as
-    that this these those it its i me my mine he him his she her hers they them their we
-    us our you your user has have had do does did very really also just now currently so
-    who which what
-    """,
-    )
-)
 
 
 class ConsistencyVerdict(BaseModel):
@@ -117,31 +106,16 @@ class ConsistencyJudge(Protocol):
         ...
 
 
-def _stem(word: str) -> str:
-    if word.endswith("ies") and len(word) > 4:
-        return word[:-3] + "y"
-    if word.endswith("s") and not word.endswith("ss") and len(word) > 3:
-        return word[:-1]
-    return word
-
-
 def content_tokens(text: str, *, ignore: frozenset[str] = frozenset()) -> tuple[set[str], bool]:
     """Content words of ``text`` and whether it is negated.
 
-    Example:
+    Examples:
         >>> sorted(content_tokens("User doesn't eat apples")[0]), content_tokens("no")[1]
         (['apple', 'eat'], True)
     """
-    lowered = text.lower().replace("\u2019", "'").replace("n't", " not")
-    words = _WORD_RE.findall(lowered)
-    negated = any(w in _NEGATIONS for w in words)
-    tokens = {
-        _stem(w.split("'")[0])
-        for w in words
-        if w not in _NEGATIONS and w not in _STOPWORDS and w not in ignore
-    }
-    tokens.discard("")
-    return tokens, negated
+    expanded = text.lower().replace("\u2019", "'").replace("n't", " not")
+    negated = any(w in _NEGATIONS for w in words(expanded))
+    return set(analyze(expanded)) - _NEGATIONS - ignore, negated
 
 
 def _slot_rule(existing: Fact, new: Fact) -> Judgement | None:
@@ -167,7 +141,7 @@ class HeuristicConsistencyJudge:
         same_threshold: Jaccard overlap of content words at which two texts are
             taken to say the same thing.
 
-    Example:
+    Examples:
         >>> HeuristicConsistencyJudge().same_threshold
         0.8
     """
@@ -179,7 +153,7 @@ class HeuristicConsistencyJudge:
         ruled = _slot_rule(existing, new)
         if ruled is not None:
             return ruled
-        ignore = frozenset(_WORD_RE.findall(existing.entity_id))
+        ignore = frozenset(analyze(existing.entity_id, stopwords=None))
         a, neg_a = content_tokens(existing.content, ignore=ignore)
         b, neg_b = content_tokens(new.content, ignore=ignore)
         if not a or not b:
@@ -224,7 +198,7 @@ class LLMConsistencyJudge:
     Raises:
         ConfigurationError: ``timeout`` is not a positive number or ``None``.
 
-    Example:
+    Examples:
         >>> from datetime import datetime, timezone
         >>> from langchain_tiered_memory.testing.fakes import ScriptedChatModel
         >>> from langchain_tiered_memory.tiers.semantic.models import Fact

@@ -14,7 +14,7 @@
 
 Both return the same :class:`ExtractionResult`, so the write path treats them alike.
 
-Example:
+Examples:
     >>> result = HeuristicFactExtractor().extract("I'm allergic to shellfish. I live in Lyon.")
     >>> [(f.attribute, f.value) for f in result.output.entities[0].facts]
     [('allergy', 'shellfish'), ('lives_in', 'Lyon')]
@@ -147,7 +147,7 @@ def resolve_entity_id(name: str, known: Sequence[Entity], subject_id: str) -> st
     Raises:
         InvalidInputError: The name is empty.
 
-    Example:
+    Examples:
         >>> resolve_entity_id("I", [], "alice")
         'alice'
     """
@@ -353,7 +353,7 @@ class HeuristicFactExtractor:
         confidence: Confidence given to every extracted fact.
         subject_name: Entity name used for the speaker.
 
-    Example:
+    Examples:
         >>> out = HeuristicFactExtractor().extract("I'm a software engineer and I prefer Python.")
         >>> [f.content for f in out.output.entities[0].facts]
         ['Is a software engineer', 'Prefers Python']
@@ -442,7 +442,7 @@ class EntityFactExtractor:
     Raises:
         ConfigurationError: ``timeout`` is not a positive number or ``None``.
 
-    Example:
+    Examples:
         >>> from langchain_tiered_memory.testing.fakes import ScriptedChatModel
         >>> model = ScriptedChatModel(responses=["not json"])
         >>> result = EntityFactExtractor(model).extract("I love Lyon")

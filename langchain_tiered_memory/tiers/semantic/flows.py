@@ -6,7 +6,7 @@ result. :class:`~langchain_tiered_memory.tiers.semantic.memory.SemanticMemory` r
 flow with ``store.batch`` / ``judge.judge`` or ``store.abatch`` /
 ``judge.ajudge``, so the sync and async methods share every line of logic.
 
-Example:
+Examples:
     >>> from langgraph.store.memory import InMemoryStore
     >>> from langchain_tiered_memory.tiers.common.scope import MemoryScope
     >>> from langchain_tiered_memory.tiers.semantic.memory import SemanticMemory
@@ -60,7 +60,7 @@ from langchain_tiered_memory.tiers.semantic.rules import (
     supersede,
 )
 
-__all__ = ["ExtractCall", "Flow", "FlowContext", "JudgeCall", "SlotCall", "StoreCall"]
+__all__ = ["ExtractCall", "Flow", "FlowContext", "JudgeCall", "Request", "SlotCall", "StoreCall"]
 
 T = TypeVar("T")
 
@@ -210,6 +210,35 @@ def profile_candidates(ctx: FlowContext, entity_id: str, max_facts: int) -> Flow
     op = SearchOp(ctx.facts_ns, filter={"entity_id": entity_id, "status": "current"}, limit=limit)
     items = (yield StoreCall((op,)))[0]
     return [f for f in parse_records(items, Fact) if f.is_current]
+
+
+def critical_facts(
+    ctx: FlowContext,
+    entity_id: str,
+    attributes: Sequence[str],
+    include_pinned: bool,
+    limit: int,
+) -> Flow[list[Fact]]:
+    """Current facts of an entity in any of ``attributes`` (or pinned), however old.
+
+    One filtered search per attribute (and one for pinned facts), sent together:
+    the profile's bounded read sees only the most recently confirmed facts, and
+    an allergy stated long ago must still be found.
+    """
+    eid = normalize_id(entity_id, what="entity_id")
+    base: dict[str, Any] = {"entity_id": eid, "status": "current"}
+    filters = [{**base, "attribute": normalize_attribute(a)} for a in attributes]
+    if include_pinned:
+        filters.append({**base, "pinned": True})
+    if not filters or limit < 1:
+        return []
+    found = yield StoreCall(tuple(SearchOp(ctx.facts_ns, filter=f, limit=limit) for f in filters))
+    facts: dict[str, Fact] = {}
+    for items in found:
+        for fact in parse_records(items, Fact):
+            if fact.is_current:
+                facts.setdefault(fact.fact_id, fact)
+    return list(facts.values())[:limit]
 
 
 def fact_history(ctx: FlowContext, entity_id: str, attribute: str | None) -> Flow[list[Fact]]:

@@ -16,11 +16,11 @@ await without blocking the event loop. A second process cannot open the same
 embedded store (``StoreLockedError``).
 
 Retrievals (``semantic_search``, ``retrieve_entity_context``) count one access
-per returned fact, buffered in memory and written later as append-only events
-(:mod:`.semantic_access`); facts read back with ``get_fact``, ``get_facts`` and
-``fact_history`` carry ``access_count`` and ``last_accessed``.
+per returned fact in process memory, with no store I/O; the counts are saved later
+(:mod:`~langchain_tiered_memory.tiers.common.access`); facts read back with
+``get_fact``, ``get_facts`` and ``fact_history`` carry ``access_count`` and ``last_accessed``.
 
-Example:
+Examples:
     >>> from langgraph.store.memory import InMemoryStore
     >>> from langchain_tiered_memory.testing.fakes import FakeClock, HashingEmbeddings
     >>> from langchain_tiered_memory.tiers.common.scope import MemoryScope
@@ -45,19 +45,19 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar
 
 from langchain_core.language_models import BaseChatModel
 from langgraph.store.base import BaseStore
 
+from langchain_tiered_memory import plans
 from langchain_tiered_memory.errors import ConfigurationError
 from langchain_tiered_memory.stores.serialized import unwrap
+from langchain_tiered_memory.tiers.common.access import RecordAccess, asave_access, save_access
 from langchain_tiered_memory.tiers.common.args import tier_args
-from langchain_tiered_memory.tiers.common.event_log import CompactionResult
 from langchain_tiered_memory.tiers.common.records import Plan, arun_plan, run_plan
 from langchain_tiered_memory.tiers.common.scope import MemoryScope
 from langchain_tiered_memory.tiers.semantic import flows
-from langchain_tiered_memory.tiers.semantic.access import FactAccess
 from langchain_tiered_memory.tiers.semantic.consistency import (
     ConsistencyJudge,
     HeuristicConsistencyJudge,
@@ -81,7 +81,7 @@ from langchain_tiered_memory.tiers.semantic.results import (
     SemanticSearchHit,
 )
 from langchain_tiered_memory.tiers.semantic.rules import validate_remember
-from langchain_tiered_memory.tiers.semantic.slot_lock import SlotLock, slot_lock
+from langchain_tiered_memory.tiers.common.slot_lock import SlotLock, slot_lock
 from langchain_tiered_memory.types import ensure_aware
 
 __all__ = ["SemanticMemory"]
@@ -107,7 +107,7 @@ class SemanticMemory:
         judge: Overrides the consistency judge chosen from ``llm``.
         extractor: Overrides the LLM extractor chosen from ``llm``.
 
-    Example:
+    Examples:
         >>> from langgraph.store.memory import InMemoryStore
         >>> from langchain_tiered_memory.tiers.common.scope import MemoryScope
         >>> memory = SemanticMemory(InMemoryStore(), MemoryScope("bob"))
@@ -150,14 +150,13 @@ class SemanticMemory:
         )
         self.extraction_errors: deque[tuple[datetime, str]] = deque(maxlen=100)
         """Recent errors of :meth:`remember_from_text` (time, message), newest last."""
-        c = self.config
-        self.access = FactAccess(
+        self.access = RecordAccess(
             self.store,
             self.scope,
             self.clock,
-            flush_size=c.access_flush_size,
-            flush_seconds=c.access_flush_seconds,
-            compact_after=c.access_compact_after,
+            tier="semantic",
+            id_field="fact_id",
+            records=self.scope.namespace("semantic", "facts"),
         )
 
     # ------------------------------------------------------------ drivers
@@ -169,60 +168,54 @@ class SemanticMemory:
         return slot_lock(unwrap(self.store), request.namespace, request.entity_id, request.slot_key)
 
     def _run(self, flow: flows.Flow[T]) -> T:
-        answer: Any = None
-        held: SlotLock | None = None
-        try:
-            while True:
-                try:
-                    request = flow.send(answer)
-                except StopIteration as done:
-                    return cast(T, done.value)
-                answer = None
-                if isinstance(request, flows.StoreCall):
-                    answer = self.store.batch(request.ops)
-                elif isinstance(request, flows.JudgeCall):
-                    answer = self.judge.judge(request.existing, request.new)
-                elif isinstance(request, flows.SlotCall):
-                    lock = self._slot_lock(request)
-                    if request.hold:
-                        lock.acquire()
-                        held = lock
-                    else:
-                        held = None
-                        lock.release()
+        held: list[SlotLock] = []  # the slot lock the flow holds, if any
+
+        def execute(request: flows.Request) -> Any:
+            if isinstance(request, flows.StoreCall):
+                return self.store.batch(request.ops)
+            if isinstance(request, flows.JudgeCall):
+                return self.judge.judge(request.existing, request.new)
+            if isinstance(request, flows.SlotCall):
+                lock = self._slot_lock(request)
+                if request.hold:
+                    lock.acquire()
+                    held[:] = [lock]
                 else:
-                    answer = self._extractor().extract(request.text, request.known)
+                    held.clear()
+                    lock.release()
+                return None
+            return self._extractor().extract(request.text, request.known)
+
+        try:
+            return plans.run_plan(flow, execute, handled=())
         finally:
-            if held is not None:
-                held.release()
+            for lock in held:
+                lock.release()
 
     async def _arun(self, flow: flows.Flow[T]) -> T:
-        answer: Any = None
-        held: SlotLock | None = None
-        try:
-            while True:
-                try:
-                    request = flow.send(answer)
-                except StopIteration as done:
-                    return cast(T, done.value)
-                answer = None
-                if isinstance(request, flows.StoreCall):
-                    answer = await self.store.abatch(request.ops)
-                elif isinstance(request, flows.JudgeCall):
-                    answer = await self.judge.ajudge(request.existing, request.new)
-                elif isinstance(request, flows.SlotCall):
-                    lock = self._slot_lock(request)
-                    if request.hold:
-                        await lock.aacquire()
-                        held = lock
-                    else:
-                        held = None
-                        lock.release()
+        held: list[SlotLock] = []  # the slot lock the flow holds, if any
+
+        async def execute(request: flows.Request) -> Any:
+            if isinstance(request, flows.StoreCall):
+                return await self.store.abatch(request.ops)
+            if isinstance(request, flows.JudgeCall):
+                return await self.judge.ajudge(request.existing, request.new)
+            if isinstance(request, flows.SlotCall):
+                lock = self._slot_lock(request)
+                if request.hold:
+                    await lock.aacquire()
+                    held[:] = [lock]
                 else:
-                    answer = await self._extractor().aextract(request.text, request.known)
+                    held.clear()
+                    lock.release()
+                return None
+            return await self._extractor().aextract(request.text, request.known)
+
+        try:
+            return await plans.arun_plan(flow, execute, handled=())
         finally:
-            if held is not None:
-                held.release()
+            for lock in held:
+                lock.release()
 
     def _then(self, flow: flows.Flow[T], after: Callable[[T], Plan[U]]) -> U:
         """Run ``flow``, then the plan ``after`` builds from its result."""
@@ -238,7 +231,8 @@ class SemanticMemory:
         """``facts`` with their access statistics (as read, if access is not tracked)."""
         if not facts or not self.config.track_access:
             return facts
-        return (yield from self.access.fill_plan(facts))
+        counts = yield from self.access.counts_plan([f.fact_id for f in facts])
+        return self.access.with_counts(facts, counts)
 
     def _fill_optional(self, fact: Fact | None) -> Plan[Fact | None]:
         if fact is None:
@@ -250,18 +244,20 @@ class SemanticMemory:
         (filled,) = yield from self._fill([fact])
         return filled
 
-    def _touch(self, facts: list[Fact]) -> Plan[None]:
-        """Count one access of each fact: in memory, unless the buffer is full."""
-        if facts and self.config.track_access:
-            yield from self.access.touch_plan(facts, with_counts=False)
+    def _touch(self, facts: list[Fact]) -> None:
+        """Count one access of each fact, in memory only."""
+        if self.config.track_access:
+            self.access.touch([f.fact_id for f in facts])
 
     def _touched_hits(self, hits: list[SemanticSearchHit]) -> Plan[list[SemanticSearchHit]]:
-        yield from self._touch([h.fact for h in hits if h.fact is not None])
+        self._touch([h.fact for h in hits if h.fact is not None])
         return hits
+        yield  # a plan without store I/O
 
     def _touched_context(self, context: EntityContext) -> Plan[EntityContext]:
-        yield from self._touch(context.facts)
+        self._touch(context.facts)
         return context
+        yield  # a plan without store I/O
 
     def _drop_access(self, fact_id: str, deleted: bool) -> Plan[bool]:
         if deleted:
@@ -485,25 +481,16 @@ class SemanticMemory:
         return await self._athen(flow, lambda deleted: self._drop_access(fact_id, deleted))
 
     def flush_access(self) -> int:
-        """Write the buffered fact access events of this store and scope now; returns how many.
+        """Save the access counts of this scope's facts counted in this process.
 
-        Reads in this process already count them; call this before closing the
-        store (``TieredMemory.close`` does), or to make them visible to other
-        processes at once.
+        Reads in this process already count them; ``TieredMemory.close`` saves
+        every count. Returns how many facts' counts were written.
         """
-        return run_plan(self.store, self.access.flush_plan())
+        return save_access(self.store, self.access.namespace)
 
     async def aflush_access(self) -> int:
         """Async twin of :meth:`flush_access`."""
-        return await arun_plan(self.store, self.access.flush_plan())
-
-    def compact_access(self) -> CompactionResult:
-        """Write buffered access events, then fold every fact's events into segments."""
-        return run_plan(self.store, self.access.compact_plan())
-
-    async def acompact_access(self) -> CompactionResult:
-        """Async twin of :meth:`compact_access`."""
-        return await arun_plan(self.store, self.access.compact_plan())
+        return await asave_access(self.store, self.access.namespace)
 
     def pin_fact(self, fact_id: str, pinned: bool = True) -> Fact:
         """Pin a stored fact (``pinned=False``: unpin it); pinned facts are never forgotten.
@@ -544,6 +531,36 @@ class SemanticMemory:
         """Async twin of :meth:`retrieve_entity_context`."""
         flow = flows.entity_context(self._ctx(), entity_id, max_facts)
         return await self._athen(flow, self._touched_context)
+
+    def critical_facts(
+        self,
+        entity_id: str,
+        attributes: Sequence[str],
+        *,
+        include_pinned: bool = True,
+        limit: int = 10,
+    ) -> list[Fact]:
+        """Current facts of ``entity_id`` in any of ``attributes`` (or pinned), however old.
+
+        The context assembler shows them whatever the query (health and safety
+        facts, hard constraints, pinned facts).
+        """
+        return self._run(
+            flows.critical_facts(self._ctx(), entity_id, attributes, include_pinned, limit)
+        )
+
+    async def acritical_facts(
+        self,
+        entity_id: str,
+        attributes: Sequence[str],
+        *,
+        include_pinned: bool = True,
+        limit: int = 10,
+    ) -> list[Fact]:
+        """Async twin of :meth:`critical_facts`."""
+        return await self._arun(
+            flows.critical_facts(self._ctx(), entity_id, attributes, include_pinned, limit)
+        )
 
     def semantic_search(
         self, query: str, *, entity_type: str | None = None, top_k: int = 10

@@ -8,7 +8,7 @@ confidence, when it was first observed and last confirmed, and the interval in
 which it was the accepted value (``valid_from`` .. ``valid_to``; ``valid_to``
 ``None`` means it still is).
 
-Example:
+Examples:
     >>> from datetime import datetime, timezone
     >>> t = datetime(2026, 1, 1, tzinfo=timezone.utc)
     >>> fact = Fact(fact_id="f1", entity_id="alice", content="Lives in Paris",
@@ -30,7 +30,6 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from langchain_tiered_memory.chat_models import DEFAULT_LLM_TIMEOUT, check_timeout
 from langchain_tiered_memory.errors import ConfigurationError, InvalidInputError
-from langchain_tiered_memory.tiers.common.access import check_access_settings
 from langchain_tiered_memory.tiers.common.scope import normalize_id
 from langchain_tiered_memory.types import ensure_aware
 
@@ -87,7 +86,7 @@ def normalize_value(value: str) -> str:
 
     Only used to compare values and to key multi-valued slots, never shown.
 
-    Example:
+    Examples:
         >>> normalize_value("  The Peanuts! "), normalize_value("peanut")
         ('peanut', 'peanut')
     """
@@ -106,7 +105,7 @@ def slot_key_for(
     attribute has one slot per value (``"allergy=shellfish"``), so two
     allergies coexist while restating one reinforces it.
 
-    Example:
+    Examples:
         >>> multi = frozenset({"allergy"})
         >>> slot_key_for("lives_in", "Lyon", multi), slot_key_for("allergy", "Peanuts", multi)
         ('lives_in', 'allergy=peanut')
@@ -158,7 +157,7 @@ Aware = Annotated[datetime, AfterValidator(ensure_aware)]
 class Entity(BaseModel):
     """Something facts are about: the user, a project, a tool, an organisation.
 
-    Example:
+    Examples:
         >>> from datetime import datetime, timezone
         >>> t = datetime(2026, 1, 1, tzinfo=timezone.utc)
         >>> Entity(entity_id=" Alice ", name="Alice", created_at=t, updated_at=t).entity_id
@@ -184,7 +183,7 @@ class Entity(BaseModel):
 class Relation(BaseModel):
     """A directed, typed edge between two entities of the same scope.
 
-    Example:
+    Examples:
         >>> from datetime import datetime, timezone
         >>> t = datetime(2026, 1, 1, tzinfo=timezone.utc)
         >>> Relation(source_id="alice", relation_type="works at", target_id="acme",
@@ -236,7 +235,7 @@ class Fact(BaseModel):
         last_accessed: When a retrieval last returned it (``None``: never);
             filled like ``access_count``.
 
-    Example:
+    Examples:
         >>> from datetime import datetime, timezone
         >>> t = datetime(2026, 1, 1, tzinfo=timezone.utc)
         >>> Fact(fact_id="f", entity_id="bob", content="Is vegan", confidence=0.9,
@@ -290,7 +289,7 @@ _NOT_STORED = frozenset({"access_count", "last_accessed"})
 def fact_to_value(fact: Fact) -> dict[str, Any]:
     """The stored value of a fact: its JSON dump without the access statistics.
 
-    Example:
+    Examples:
         >>> from datetime import datetime, timezone
         >>> t = datetime(2026, 1, 1, tzinfo=timezone.utc)
         >>> value = fact_to_value(Fact(fact_id="f", entity_id="bob", content="Is vegan",
@@ -332,20 +331,13 @@ class SemanticConfig:
             ``SemanticMemory.extraction_errors``).
         track_access: Count how often retrievals return each fact
             (``Fact.access_count``, ``last_accessed``), for the forgetting size
-            cap. A retrieval records its accesses in memory only; they are
-            written in one batch later (see :mod:`.record_access`).
-        access_flush_size: Buffered facts that make a retrieval write the buffer itself.
-        access_flush_seconds: Buffered access events are written by a background
-            timer this long after the first one (``None``: no timer; they are
-            written at ``access_flush_size``, by ``SemanticMemory.flush_access``
-            and at exit).
-        access_compact_after: A fact read with more access events than this gets
-            them compacted (``None``: only ``SemanticMemory.compact_access``).
+            cap. A retrieval counts its accesses in process memory only; they
+            are saved later (see :mod:`~langchain_tiered_memory.tiers.common.access`).
 
     Raises:
         ConfigurationError: A setting is out of range (the message names it).
 
-    Example:
+    Examples:
         >>> SemanticConfig(supersede_margin=0.1).reinforce_step
         0.1
     """
@@ -365,9 +357,6 @@ class SemanticConfig:
     max_known_entities: int = 50
     llm_timeout: float | None = DEFAULT_LLM_TIMEOUT
     track_access: bool = True
-    access_flush_size: int = 256
-    access_flush_seconds: float | None = 1.0
-    access_compact_after: int | None = 32
 
     def __post_init__(self) -> None:
         for name in (
@@ -383,9 +372,3 @@ class SemanticConfig:
             if int(getattr(self, name)) < 1:
                 raise ConfigurationError(f"{name}={getattr(self, name)!r} must be at least 1")
         check_timeout(self.llm_timeout, name="llm_timeout")
-        check_access_settings(
-            self.access_flush_size,
-            self.access_flush_seconds,
-            self.access_compact_after,
-            prefix="access_",
-        )

@@ -1,6 +1,6 @@
 """What the semantic tier's calls return: write outcomes, entity context, search hits.
 
-Example:
+Examples:
     >>> from langchain_tiered_memory.tiers.semantic.results import RememberResult
     >>> RememberResult().stored
     []

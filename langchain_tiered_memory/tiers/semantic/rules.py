@@ -28,7 +28,7 @@ The update rule (what ``store_fact`` does with a new statement):
   still hold several current facts (writers of several processes on one
   Qdrant server), the next write to it keeps the newest and ends the others.
 
-Example:
+Examples:
     >>> from datetime import datetime, timezone
     >>> t = datetime(2026, 1, 1, tzinfo=timezone.utc)
     >>> old = Fact(fact_id="a", entity_id="al", content="Lives in Paris", attribute="lives_in",

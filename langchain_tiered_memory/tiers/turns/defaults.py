@@ -1,6 +1,6 @@
 """Pure, store-independent retrieval helpers used as defaults by the store and tiers.
 
-* :mod:`.lexical`: analyzer (stopwords, light stemming) and an exact BM25 index.
+* :mod:`langchain_tiered_memory.text`: the analyzer (words, stopwords, light stemming).
 * :mod:`.enrich`: index-side text for conversation turns (speaker, date, image
   caption, previous turns as context).
 * :mod:`.fusion`: weighted reciprocal-rank and score fusion of several retrievers.
@@ -8,13 +8,12 @@
 * :mod:`.rerank`: time, neighbouring-turn and same-session boosts, and blending with any pairwise
   re-scorer.
 * :mod:`.speakers`: boost the turns of the person a query names.
-* :mod:`.summarize`: extractive (model-free) session summaries.
 
 The defaults (:data:`DEFAULT_FUSION`, :data:`DEFAULT_LEXICAL_ENRICH`,
 :data:`DEFAULT_DENSE_ENRICH`, :data:`DEFAULT_TIME_BOOST`, :data:`DEFAULT_CANDIDATES`)
 are the settings measured best on LoCoMo (``benchmarks/locomo.py``).
 
-Example:
+Examples:
     >>> from langchain_tiered_memory.tiers.turns.defaults import DEFAULT_FUSION, fuse
     >>> fused = fuse({"lexical": {"a": 3.0, "b": 1.0}, "dense": {"b": 0.6, "a": 0.5}},
     ...              DEFAULT_FUSION)
@@ -35,6 +34,7 @@ from langchain_tiered_memory.stores.fusion import (
     weighted_rrf,
     weighted_score_fusion,
 )
+from langchain_tiered_memory.text import STOPWORDS, analyze, stem
 from langchain_tiered_memory.tiers.turns.enrich import (
     EnrichConfig,
     Utterance,
@@ -42,7 +42,6 @@ from langchain_tiered_memory.tiers.turns.enrich import (
     format_utterance,
     index_texts,
 )
-from langchain_tiered_memory.tiers.turns.lexical import STOPWORDS, BM25Index, analyze, stem
 from langchain_tiered_memory.tiers.turns.rerank import (
     TimeBoost,
     apply_neighbour_boost,
@@ -55,7 +54,6 @@ from langchain_tiered_memory.tiers.turns.speakers import (
     name_tokens,
     named_speakers,
 )
-from langchain_tiered_memory.tiers.turns.summarize import extractive_summary
 from langchain_tiered_memory.tiers.turns.temporal import (
     TimeRange,
     parse_time_expressions,
@@ -73,7 +71,6 @@ __all__ = [
     "DEFAULT_SPEAKER_BOOST",
     "DEFAULT_TIME_BOOST",
     "STOPWORDS",
-    "BM25Index",
     "EnrichConfig",
     "FusionConfig",
     "TimeBoost",
@@ -84,7 +81,6 @@ __all__ = [
     "apply_session_boost",
     "apply_speaker_boost",
     "apply_time_boost",
-    "extractive_summary",
     "format_date",
     "format_utterance",
     "fuse",

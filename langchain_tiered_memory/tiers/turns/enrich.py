@@ -7,7 +7,7 @@ caption of a shared image, optionally its date, and the turns just before it in
 the same session. The stored memory itself keeps the plain turn; only the index
 text is enriched.
 
-Example:
+Examples:
     >>> from datetime import datetime
     >>> from langchain_tiered_memory.tiers.turns.enrich import EnrichConfig, Utterance, index_texts
     >>> turns = [
@@ -65,7 +65,7 @@ class EnrichConfig:
             against the context's, like a field boost in BM25F).
         separator: Between the context turns and the turn.
 
-    Example:
+    Examples:
         >>> EnrichConfig().context_before
         2
     """
@@ -92,7 +92,7 @@ class EnrichConfig:
 def format_date(when: datetime, *, with_time: bool = False) -> str:
     """A date in words, so keyword search matches month names and years.
 
-    Example:
+    Examples:
         >>> format_date(datetime(2023, 5, 8, 13, 56))
         '8 May 2023'
         >>> format_date(datetime(2023, 5, 8, 13, 56), with_time=True)

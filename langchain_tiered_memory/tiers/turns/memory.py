@@ -19,7 +19,7 @@ the best match of its session, boosts turns said at a time the query names
 (resolved against ``now``, by default the latest stored turn) and turns whose
 speaker the query names.
 
-Example:
+Examples:
     >>> from datetime import datetime, timezone
     >>> from langgraph.store.memory import InMemoryStore
     >>> from langchain_tiered_memory.testing.fakes import HashingEmbeddings
@@ -208,7 +208,7 @@ class ConversationTurns:
             LoCoMo, ``benchmarks/locomo.py``).
         clock: Returns "now" (aware); injectable for tests.
 
-    Example:
+    Examples:
         >>> from datetime import datetime, timezone
         >>> from langgraph.store.memory import InMemoryStore
         >>> from langchain_tiered_memory.testing.fakes import HashingEmbeddings

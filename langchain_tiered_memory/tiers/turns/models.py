@@ -8,7 +8,7 @@
 * :class:`StoredTurn`, :class:`TurnScore`, :class:`TurnHit`: what search returns.
 * :func:`turn_value` / :func:`stored_turn`: the stored payload and back.
 
-Example:
+Examples:
     >>> from datetime import datetime, timezone
     >>> turn = ConversationTurn(speaker="Ann", text="I adopted a cat!",
     ...                         time=datetime(2023, 5, 8, 13, 56, tzinfo=timezone.utc))
@@ -88,7 +88,7 @@ class ConversationTurn(BaseModel):
         turn_id: Stable id of the turn (unique per user); adding a turn with an id
             that is already stored replaces it. None: ``"<session_id>:<position>"``.
 
-    Example:
+    Examples:
         >>> from datetime import datetime, timezone
         >>> ConversationTurn(speaker="Bob", text="Yes, twice!", turn_id="t2",
         ...                  time=datetime(2023, 5, 8, tzinfo=timezone.utc)).turn_id
@@ -147,7 +147,7 @@ class TurnsConfig:
             (:func:`~langchain_tiered_memory.tiers.turns.defaults.apply_speaker_boost`); 0 turns
             it off.
 
-    Example:
+    Examples:
         >>> TurnsConfig().candidates
         100
     """

@@ -15,7 +15,7 @@ Re-scorers that need no model at query time:
   load yourself, a lexical overlap, ...) over the top ``top_k`` candidates only, so
   a costly scorer runs a bounded number of times per query.
 
-Example:
+Examples:
     >>> from datetime import datetime, timedelta
     >>> from langchain_tiered_memory.tiers.turns.temporal import parse_time_expressions
     >>> ranges = parse_time_expressions("what happened in May 2023?", datetime(2024, 1, 1))
@@ -63,7 +63,7 @@ class TimeBoost:
         slack: Partial credit this far outside the named range (memories are often
             written a little after the event).
 
-    Example:
+    Examples:
         >>> TimeBoost().weight
         0.1
     """
@@ -129,7 +129,7 @@ def apply_neighbour_boost(
     Raises:
         ConfigurationError: ``weight`` is negative or not finite.
 
-    Example:
+    Examples:
         >>> fused = [("q", 2.0), ("x", 1.5), ("a", 1.2)]
         >>> boosted = apply_neighbour_boost(fused, {"a": ["q"], "q": ["a"]}, weight=0.6)
         >>> [k for k, _ in boosted]
@@ -171,7 +171,7 @@ def apply_session_boost(
     Raises:
         ConfigurationError: ``weight`` is negative or not finite.
 
-    Example:
+    Examples:
         >>> fused = [("x", 1.0), ("a", 0.9), ("b", 0.8)]
         >>> boosted = apply_session_boost(fused, {"x": 1, "a": 2, "b": 2}, weight=0.5)
         >>> [k for k, _ in boosted]
@@ -225,7 +225,7 @@ def rerank(
         ConfigurationError: ``weight`` is outside [0, 1] or ``top_k`` < 1.
         ValueError: The scorer returned a different number of scores than texts.
 
-    Example:
+    Examples:
         >>> overlap = lambda q, ts: [len(set(q.split()) & set(t.split())) for t in ts]
         >>> fused = [("a", 0.9), ("b", 0.8)]
         >>> rerank("red car", fused, {"a": "blue bike", "b": "red car"}, overlap, weight=0.8)[0][0]

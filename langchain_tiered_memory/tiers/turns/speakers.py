@@ -8,7 +8,7 @@ without a possessive ``'s``; a multi-word name matches by any of its words), and
 A query that names no speaker, or names every speaker among the candidates,
 leaves the order unchanged.
 
-Example:
+Examples:
     >>> fused = [("t1", 1.0), ("t2", 0.9)]
     >>> speakers = {"t1": "Melanie", "t2": "Caroline"}
     >>> [k for k, _ in apply_speaker_boost(fused, speakers, "What is Caroline's job?", 0.3)]
@@ -21,37 +21,36 @@ import re
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import TypeVar
 
-from langchain_tiered_memory.tiers.turns.lexical import STOPWORDS
+from langchain_tiered_memory.text import STOPWORDS, words
 from langchain_tiered_memory.tiers.turns.rerank import check_boost_weight
 
 __all__ = ["apply_speaker_boost", "name_tokens", "named_speakers"]
 
 K = TypeVar("K", bound=Hashable)
 
-_NAME_WORD = re.compile("[^\\W\\d_]+(?:['\u2019][^\\W\\d_]+)*", re.UNICODE)
-_POSSESSIVE = re.compile("['\u2019]s?$")
+_POSSESSIVE = re.compile("'s?$")
 
 
 def name_tokens(text: str) -> set[str]:
     """Lower-cased words of ``text`` without possessive endings or stopwords.
 
-    Example:
+    Examples:
         >>> sorted(name_tokens("Did Jon's friends visit Gina?"))
         ['friends', 'gina', 'jon', 'visit']
     """
-    words = (_POSSESSIVE.sub("", w.lower()) for w in _NAME_WORD.findall(text))
-    return {w for w in words if len(w) > 1 and w not in STOPWORDS}
+    names = (_POSSESSIVE.sub("", w) for w in words(text))
+    return {w for w in names if len(w) > 1 and w not in STOPWORDS}
 
 
 def named_speakers(query: str, speakers: Iterable[str]) -> set[str]:
     """The speakers (as given) that ``query`` names.
 
-    Example:
+    Examples:
         >>> sorted(named_speakers("When did Jon's shop open?", ["Jon", "Gina", "Jon Smith"]))
         ['Jon', 'Jon Smith']
     """
-    words = name_tokens(query)
-    return {s for s in set(speakers) if s and name_tokens(s) & words}
+    named = name_tokens(query)
+    return {s for s in set(speakers) if s and name_tokens(s) & named}
 
 
 def apply_speaker_boost(

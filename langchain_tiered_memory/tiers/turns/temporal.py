@@ -9,7 +9,7 @@ period outside), to be used as a boost on top of the retrieval score.
 :func:`strip_time_expressions` removes the matched words, so the lexical retriever
 does not chase every memory that happens to mention "May".
 
-Example:
+Examples:
     >>> from datetime import datetime, timezone
     >>> ref = datetime(2023, 8, 16, tzinfo=timezone.utc)  # a Wednesday
     >>> [(r.start.date().isoformat(), r.end.date().isoformat())
@@ -243,7 +243,7 @@ def parse_time_expressions(text: str, reference: datetime) -> list[TimeRange]:
 def strip_time_expressions(text: str, reference: datetime) -> str:
     """Return ``text`` with the time expressions removed (for the lexical query).
 
-    Example:
+    Examples:
         >>> from datetime import datetime
         >>> strip_time_expressions("What did Jo paint in July 2023?", datetime(2024, 1, 1))
         'What did Jo paint ?'
@@ -268,7 +268,7 @@ def time_match(when: datetime, ranges: Sequence[TimeRange], *, slack: timedelta)
     Returns:
         The best score over the ranges, in [0, 1].
 
-    Example:
+    Examples:
         >>> from datetime import datetime, timedelta
         >>> r = parse_time_expressions("in May 2023", datetime(2024, 1, 1))
         >>> time_match(datetime(2023, 5, 20), r, slack=timedelta(days=10))

@@ -9,7 +9,7 @@ token counts are cached so :meth:`get_context` costs time in proportion to the
 messages it keeps or scans (per-priority lists are kept as messages arrive),
 never re-tokenising.
 
-Example:
+Examples:
     >>> buffer = ConversationBuffer(max_tokens=60)
     >>> buffer.add("system", "You are terse.")
     >>> for i in range(20):
@@ -235,7 +235,7 @@ class ConversationBuffer(WorkingBuffer):
     messages that fits. The newest message is always included (trimmed if it
     alone exceeds the budget). Costs O(messages kept): counts are cached.
 
-    Example:
+    Examples:
         >>> from langchain_core.messages import HumanMessage
         >>> buffer = ConversationBuffer(max_tokens=40)
         >>> buffer.add_messages([HumanMessage("first"), HumanMessage("second")])
@@ -279,7 +279,7 @@ class PriorityTruncationBuffer(WorkingBuffer):
     and the newest message are always kept (trimmed if needed). The kept
     messages stay in their original order.
 
-    Example:
+    Examples:
         >>> buffer = PriorityTruncationBuffer(max_tokens=30)
         >>> buffer.add("user", "I am allergic to shellfish.", priority="critical")
         >>> buffer.add("assistant", "Noted!", priority=Priority.LOW)

@@ -16,7 +16,7 @@ Two output modes:
   ``pre_model_hook`` reads); ``summarized_through`` records the id of the last
   summarised message.
 
-Example:
+Examples:
     >>> from langgraph.checkpoint.memory import InMemorySaver
     >>> from langgraph.graph import START, StateGraph
     >>> node = create_working_memory_node(max_tokens=100)
@@ -117,7 +117,7 @@ class WorkingMemoryNode:
         output: ``"messages"`` or ``"llm_input_messages"`` (see the module docs).
         summary_key: State key of the running summary.
 
-    Example:
+    Examples:
         >>> node = WorkingMemoryNode(max_tokens=50)
         >>> update = node({"messages": [("user", "hello")]})
         >>> update["messages"], update["summary"]
@@ -285,7 +285,7 @@ def create_working_memory_node(
     so a checkpointer keeps the summary per thread: LangGraph silently drops
     updates to keys a state does not declare.
 
-    Example:
+    Examples:
         >>> from langchain_tiered_memory.testing.fakes import ScriptedChatModel
         >>> node = create_working_memory_node(ScriptedChatModel(default="S"), max_tokens=2000)
         >>> node.invoke({"messages": [("user", "hi")]})["summary"]

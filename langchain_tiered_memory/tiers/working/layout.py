@@ -12,7 +12,7 @@ unused. Whatever a section does not use flows to the next one; the output
 reserve receives the rest, so nothing is wasted. The result reports the tokens
 of each section, and the input never exceeds ``total - output_reserve``.
 
-Example:
+Examples:
     >>> budget = ContextWindowBudget(total=8000)
     >>> layout = budget.fit(system_prompt="You are helpful.", current_query="Hi!")
     >>> layout.sections["system_prompt"].used <= 500, layout.tokens + layout.max_output_tokens
@@ -156,7 +156,7 @@ class ContextWindowBudget:
     Raises:
         TokenBudgetError: A section is negative, or the sections exceed ``total``.
 
-    Example:
+    Examples:
         >>> ContextWindowBudget(total=4000, tool_definitions=0).allocations()["recent_messages"]
         1900
     """

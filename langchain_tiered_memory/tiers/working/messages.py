@@ -6,7 +6,7 @@ answer it. Buffers keep or drop whole groups, so a tool result never loses the
 call it answers and a tool call never loses its results (either breaks every
 chat API). Each message's token count is computed once, when it is added.
 
-Example:
+Examples:
     >>> from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
     >>> log = MessageLog(as_token_counter(None))
     >>> log.add(HumanMessage("weather in Oslo?"))
@@ -219,7 +219,7 @@ class MessageTokenCache:
     For callers that receive fresh message objects on every call (a LangGraph
     node reading its state), so an unchanged message is tokenised once.
 
-    Example:
+    Examples:
         >>> from langchain_core.messages import HumanMessage
         >>> cache = MessageTokenCache(TokenCounter())
         >>> cache(HumanMessage("hi")) == cache(HumanMessage("hi"))

@@ -8,7 +8,7 @@ the first candidate that does not fit (a contiguous recent window); priority
 selection skips it and goes on. Incomplete tool-call groups and orphan tool
 results are never returned. The result never exceeds the budget.
 
-Example:
+Examples:
     >>> from langchain_core.messages import HumanMessage, SystemMessage
     >>> from langchain_tiered_memory.tiers.working.messages import MessageLog, as_token_counter
     >>> counter = as_token_counter(None)

@@ -2,8 +2,9 @@
 
 The work is a *plan*: a generator that yields the prompt to send and receives
 the model's reply. :meth:`Summarizer.summarize` and :meth:`Summarizer.asummarize`
-only drive it (with a timeout), so the prompt building, parsing and the
-"fit the summary into its budget" rules live once, in pure functions:
+only run it (with :mod:`langchain_tiered_memory.plans`, each model call with a
+timeout), so the prompt building, parsing and the "fit the summary into its
+budget" rules live once, in pure functions:
 
 1. ask for an updated summary of the previous summary plus the new messages
    (the transcript is cut so the prompt fits ``max_prompt_tokens``; a huge
@@ -11,7 +12,7 @@ only drive it (with a timeout), so the prompt building, parsing and the
 2. if the reply is longer than ``max_summary_tokens``, ask once to shorten it;
 3. if it is still too long, truncate it with :meth:`TokenCounter.truncate`.
 
-Example:
+Examples:
     >>> from langchain_core.messages import HumanMessage
     >>> from langchain_tiered_memory.testing.fakes import ScriptedChatModel
     >>> summarizer = Summarizer(ScriptedChatModel(responses=["User likes tea."]))
@@ -35,6 +36,7 @@ from langchain_tiered_memory.chat_models import (
     invoke_with_timeout,
 )
 from langchain_tiered_memory.errors import ConfigurationError, ExtractionError
+from langchain_tiered_memory.plans import arun_plan, run_plan
 from langchain_tiered_memory.tiers.working.messages import CounterLike, as_token_counter
 from langchain_tiered_memory.tokens import TokenCounter, message_text
 
@@ -203,7 +205,7 @@ class Summarizer:
     Raises:
         ConfigurationError: A budget or the timeout is not positive.
 
-    Example:
+    Examples:
         >>> from langchain_core.messages import HumanMessage
         >>> from langchain_tiered_memory.testing.fakes import ScriptedChatModel
         >>> model = ScriptedChatModel(responses=["word " * 50, "Short."])
@@ -267,24 +269,10 @@ class Summarizer:
             ExtractionError: The model returned no text.
             Exception: Whatever the model raised, unchanged.
         """
-        plan = self._plan(previous_summary, messages)
-        prompt = next(plan)
-        while True:
-            reply = self._invoke(prompt)
-            try:
-                prompt = plan.send(reply)
-            except StopIteration as done:
-                return done.value  # type: ignore[no-any-return]
+        return run_plan(self._plan(previous_summary, messages), self._invoke)
 
     async def asummarize(
         self, previous_summary: str, messages: Sequence[BaseMessage]
     ) -> SummaryOutcome:
         """Async :meth:`summarize`."""
-        plan = self._plan(previous_summary, messages)
-        prompt = next(plan)
-        while True:
-            reply = await self._ainvoke(prompt)
-            try:
-                prompt = plan.send(reply)
-            except StopIteration as done:
-                return done.value  # type: ignore[no-any-return]
+        return await arun_plan(self._plan(previous_summary, messages), self._ainvoke)

@@ -9,7 +9,7 @@ kept in :attr:`SlidingWindowSummaryBuffer.last_error`, a warning is logged, and
 the next context says ``summary_status="failed"`` (or ``"timeout"``) while FIFO
 truncation keeps it under budget.
 
-Example:
+Examples:
     >>> from langchain_tiered_memory.testing.fakes import ScriptedChatModel
     >>> model = ScriptedChatModel(default="The user plans a trip to Oslo.")
     >>> buffer = SlidingWindowSummaryBuffer(model, max_tokens=200, recent_window=2)
@@ -136,7 +136,7 @@ class SlidingWindowSummaryBuffer(WorkingBuffer):
             ``"failed"``, ``"timeout"``).
         last_error: The exception of the last failed attempt, else ``None``.
 
-    Example:
+    Examples:
         >>> from langchain_tiered_memory.testing.fakes import ScriptedChatModel
         >>> buffer = SlidingWindowSummaryBuffer(ScriptedChatModel(), max_tokens=500)
         >>> buffer.add("user", "hello")

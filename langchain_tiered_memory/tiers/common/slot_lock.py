@@ -26,7 +26,7 @@ while a task of that loop holds or awaits the lock, would wait forever (the
 task cannot run to release it); it raises :class:`ConfigurationError` naming the
 async method instead.
 
-Example:
+Examples:
     >>> store, other_store = object(), object()
     >>> with slot_lock(store, ("ns",), "alice", "lives_in"):
     ...     held = slot_lock(store, ("ns",), "alice", "lives_in").locked()

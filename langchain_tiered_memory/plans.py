@@ -1,0 +1,100 @@
+"""Plans, and the one sync and one async driver that run them.
+
+A *plan* is a generator that yields requests (a batch of store operations, a
+prompt for a chat model, a lock to take) and receives their results. Logic that
+does I/O is written once, as a plan; :func:`run_plan` executes its requests with
+a plain function and :func:`arun_plan` with a coroutine function, so a sync
+method and its async twin differ only in the function they pass. The store
+(:mod:`~langchain_tiered_memory.stores.plan`), the tiers
+(:mod:`~langchain_tiered_memory.tiers.common.records`, the semantic tier's
+flows) and the summariser (:mod:`~langchain_tiered_memory.tiers.working.summary`)
+all run their plans here.
+
+An error raised while executing a request is raised inside the plan, at the
+``yield`` that made the request, so the plan can handle it or let it propagate;
+``handled=()`` propagates every error at once instead, leaving the plan where
+it stopped.
+
+Example:
+    >>> def plan():
+    ...     hits = yield "count"
+    ...     return hits * 2
+    >>> run_plan(plan(), lambda request: 21)
+    42
+    >>> import asyncio
+    >>> async def answer(request):
+    ...     return 21
+    >>> asyncio.run(arun_plan(plan(), answer))
+    42
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Generator
+from dataclasses import dataclass
+from typing import Any, TypeAlias, TypeVar
+
+__all__ = ["Handled", "Plan", "arun_plan", "run_plan"]
+
+T = TypeVar("T")
+
+Plan: TypeAlias = Generator[Any, Any, T]
+"""A generator yielding requests, receiving their results, returning ``T``."""
+
+Handled: TypeAlias = type[BaseException] | tuple[type[BaseException], ...]
+"""The errors of executing a request that are raised inside the plan."""
+
+
+@dataclass(frozen=True)
+class _Done:
+    value: Any
+
+
+def _advance(plan: Plan[Any], result: Any, error: BaseException | None) -> Any:
+    """The plan's next request, or :class:`_Done` with its return value."""
+    try:
+        return plan.throw(error) if error is not None else plan.send(result)
+    except StopIteration as stop:
+        return _Done(stop.value)
+
+
+def run_plan(plan: Plan[T], execute: Callable[[Any], Any], *, handled: Handled = Exception) -> T:
+    """Drive ``plan``: execute each request it yields and send the result back.
+
+    Args:
+        plan: A started or fresh generator.
+        execute: Executes one request and returns its result.
+        handled: Errors of ``execute`` raised inside the plan (the default: every
+            ``Exception``); any other error propagates from here.
+
+    Returns:
+        The plan's return value.
+    """
+    step = _advance(plan, None, None)
+    while not isinstance(step, _Done):
+        result: Any = None
+        error: BaseException | None = None
+        try:
+            result = execute(step)
+        except handled as exc:  # raised inside the plan, which decides
+            error = exc
+        step = _advance(plan, result, error)
+    value: T = step.value
+    return value
+
+
+async def arun_plan(
+    plan: Plan[T], execute: Callable[[Any], Awaitable[Any]], *, handled: Handled = Exception
+) -> T:
+    """Async :func:`run_plan`: ``execute`` is awaited."""
+    step = _advance(plan, None, None)
+    while not isinstance(step, _Done):
+        result: Any = None
+        error: BaseException | None = None
+        try:
+            result = await execute(step)
+        except handled as exc:  # raised inside the plan, which decides
+            error = exc
+        step = _advance(plan, result, error)
+    value: T = step.value
+    return value

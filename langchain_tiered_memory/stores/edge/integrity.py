@@ -1,0 +1,263 @@
+"""Checks that an embedded shard's files are complete before it is opened.
+
+Qdrant Edge opens a shard whose files were lost or damaged without a word: a
+deleted segment folder opens empty, and its write-ahead log (WAL) is read up to
+the first entry whose checksum fails, dropping every later entry. A WAL that
+lost entries also makes later writes reuse operation numbers the segments have
+already seen, which Qdrant Edge then skips. This module finds those cases
+first, so the engine refuses to open with a
+:class:`~langchain_tiered_memory.errors.StoreDamagedError` instead.
+
+What is checked, and against what:
+
+* the WAL is read the way Qdrant Edge reads it (entries of
+  ``length | data | padding | CRC-32C``, each checksum chained from the one
+  before): an entry whose checksum fails, with written bytes after it, is
+  damage; only an entry cut short by a crash while it was being appended (its
+  checksum not yet written, nothing after it) is a torn tail, which was never
+  acknowledged;
+* the WAL must reach the operation number the segments were flushed at
+  (``segment.json``): a WAL folder or segment file that was deleted fails this;
+* the manifest ``tiered_memory.manifest.json``, written when the store is
+  closed cleanly, names the live generation, its segment folders and its point
+  count; every segment it names must still be there. After an unclean stop the
+  segment list is not checked (an optimisation may have replaced segments).
+
+Example:
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> container = Path(tempfile.mkdtemp())
+    >>> read_manifest(container) is None
+    True
+    >>> write_manifest(container, {"clean": True, "generation": ".", "segments": []})
+    >>> read_manifest(container)["clean"]
+    True
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import struct
+from pathlib import Path
+from typing import Any
+
+import crc32c
+
+from langchain_tiered_memory.errors import StoreDamagedError
+
+__all__ = [
+    "MANIFEST",
+    "check_shard",
+    "read_manifest",
+    "segment_names",
+    "wal_last_index",
+    "write_manifest",
+]
+
+MANIFEST = "tiered_memory.manifest.json"
+"""The live generation, its segments and point count at the last clean close."""
+_HEADER = 8
+_CRC = 4
+_MASK = 0xFFFFFFFF
+_REPAIR = (
+    "restore the store directory from a backup, or run `tiered-memory verify {root}` "
+    "to list every problem"
+)
+
+
+def _fix(container: Path) -> str:
+    return _REPAIR.format(root=container.parent)
+
+
+def read_manifest(container: Path) -> dict[str, Any] | None:
+    """The manifest of ``container`` (None when there is none).
+
+    Raises:
+        StoreDamagedError: The manifest exists but is not readable JSON.
+    """
+    path = container / MANIFEST
+    try:
+        data = json.loads(path.read_text("utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        raise StoreDamagedError(
+            f"{path} is damaged ({exc}): {_fix(container)}; deleting only this file is safe "
+            "when the store was closed cleanly"
+        ) from exc
+    if not isinstance(data, dict):
+        raise StoreDamagedError(f"{path} is not a store manifest: {_fix(container)}")
+    return data
+
+
+def write_manifest(container: Path, data: dict[str, Any]) -> None:
+    """Replace the manifest atomically (temporary file, fsync, rename)."""
+    tmp = container / (MANIFEST + ".tmp")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(json.dumps(data, sort_keys=True))
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, container / MANIFEST)
+
+
+def segment_names(live: Path) -> list[str]:
+    """The segment folders of the shard in ``live``, sorted."""
+    segments = live / "segments"
+    if not segments.is_dir():
+        return []
+    return sorted(entry.name for entry in segments.iterdir() if entry.is_dir())
+
+
+def _reflect(value: int) -> int:
+    return int(f"{value:032b}"[::-1], 2)
+
+
+def _scan_segment(path: Path) -> int:
+    """Count the valid entries of one WAL segment file.
+
+    Raises:
+        StoreDamagedError: An entry fails its checksum and is not a torn tail.
+    """
+    data = path.read_bytes()
+    if len(data) < _HEADER or data[:3] != b"wal":
+        raise StoreDamagedError(f"the write-ahead-log file {path} has no valid header")
+    crc = struct.unpack_from("<I", data, 4)[0]
+    offset, count = _HEADER, 0
+    while offset + _HEADER + _CRC < len(data):
+        (length,) = struct.unpack_from("<Q", data, offset)
+        end = offset + _HEADER + length + (-(length + _CRC)) % 8
+        if end + _CRC > len(data):
+            break
+        stored = struct.unpack_from("<I", data, end)[0]
+        if crc32c.crc32c(data[offset:end], _reflect(crc) ^ _MASK) != stored:
+            rest = data[end + _CRC :]
+            torn = stored == 0 and rest.count(0) == len(rest)
+            if length and not torn:
+                raise StoreDamagedError(
+                    f"the write-ahead-log file {path} is damaged at byte {offset}: entry "
+                    f"{count} fails its checksum and written entries follow it"
+                )
+            break
+        crc, count, offset = stored, count + 1, end + _CRC
+    return count
+
+
+def wal_last_index(wal: Path) -> int:
+    """The number of the last operation in the WAL folder ``wal`` (-1 when empty).
+
+    Segments are read in the order Qdrant Edge reads them: ``closed-<start>``
+    by start, then ``open-<id>`` by id.
+
+    Raises:
+        StoreDamagedError: A WAL file is damaged or closed segments have a gap.
+    """
+    closed: list[tuple[int, Path]] = []
+    opened: list[tuple[int, Path]] = []
+    for entry in wal.iterdir():
+        kind, _, number = entry.name.partition("-")
+        if kind in ("closed", "open") and number.isdigit():
+            (closed if kind == "closed" else opened).append((int(number), entry))
+    closed.sort()
+    opened.sort()
+    first = closed[0][0] if closed else 0
+    position = first
+    for start, path in closed:
+        if start != position:
+            raise StoreDamagedError(
+                f"the write-ahead log {wal} is missing the segment with operations "
+                f"{position} to {start - 1}"
+            )
+        position += _scan_segment(path)
+    position += sum(_scan_segment(path) for _, path in opened)
+    sizes = {path: path.stat().st_size for _, path in closed + opened}
+    if sizes:
+        largest = max(sizes.values())
+        short = sorted(path.name for path, size in sizes.items() if size < largest)
+        if short:
+            raise StoreDamagedError(
+                f"the write-ahead-log file(s) {', '.join(short)} in {wal} are shorter than the "
+                f"{largest}-byte segments Qdrant Edge preallocates: they were cut short"
+            )
+    return position - 1
+
+
+def _flushed_version(live: Path) -> int:
+    """The highest operation number the segments were flushed at (-1 for none)."""
+    version = -1
+    for name in segment_names(live):
+        path = live / "segments" / name / "segment.json"
+        try:
+            meta = json.loads(path.read_text("utf-8"))
+        except FileNotFoundError:
+            raise StoreDamagedError(
+                f"the segment {path.parent} has no segment.json: the segment is incomplete"
+            ) from None
+        except ValueError as exc:
+            raise StoreDamagedError(f"{path} is damaged ({exc})") from exc
+        found = meta.get("version")
+        if isinstance(found, int):
+            version = max(version, found)
+    return version
+
+
+def _check(container: Path, live: Path, manifest: dict[str, Any] | None) -> None:
+    wal = live / "wal"
+    if not wal.is_dir():
+        raise StoreDamagedError(f"the write-ahead-log folder {wal} is missing")
+    flushed = _flushed_version(live)
+    last = wal_last_index(wal)
+    if last < flushed:
+        raise StoreDamagedError(
+            f"the write-ahead log {wal} ends at operation {last} but the segments were "
+            f"flushed at operation {flushed}: WAL files were deleted or cut short"
+        )
+    if manifest and manifest.get("clean") and manifest.get("generation") == _label(container, live):
+        missing = sorted(set(manifest.get("segments") or []) - set(segment_names(live)))
+        if missing:
+            raise StoreDamagedError(
+                f"segment folder(s) {', '.join(missing)} of {live / 'segments'} are missing "
+                f"(the store closed cleanly with {manifest.get('points')} points in them)"
+            )
+
+
+def _label(container: Path, live: Path) -> str:
+    return "." if live == container else live.name
+
+
+def check_shard(container: Path, live: Path) -> None:
+    """Refuse a shard in ``live`` whose files are missing or damaged (module docstring).
+
+    A directory without a shard yet (a new store) passes.
+
+    Raises:
+        StoreDamagedError: Naming the file and the repair.
+    """
+    if not (live / "edge_config.json").exists() and not (live / "segments").is_dir():
+        return
+    try:
+        _check(container, live, read_manifest(container))
+    except StoreDamagedError as exc:
+        if "restore the store directory" in str(exc):
+            raise
+        raise StoreDamagedError(f"{exc}: {_fix(container)}") from exc.__cause__
+
+
+def mark_open(container: Path, live: Path) -> None:
+    """Record that the store is open (an unclean stop from now on skips the segment list)."""
+    manifest = read_manifest(container) or {}
+    manifest.update(clean=False, generation=_label(container, live))
+    write_manifest(container, manifest)
+
+
+def mark_closed(container: Path, live: Path, points: int) -> None:
+    """Record a clean close: the live generation, its segments and its point count."""
+    write_manifest(
+        container,
+        {
+            "clean": True,
+            "generation": _label(container, live),
+            "segments": segment_names(live),
+            "points": points,
+        },
+    )

@@ -1,0 +1,191 @@
+"""One ranking across tiers: utility packing, critical facts and the relevance floor."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from langchain_tiered_memory import AssemblyConfig, Episode, TieredMemory
+from langchain_tiered_memory.assembly.critical import CriticalFactPolicy
+from langchain_tiered_memory.assembly.items import MemoryItem
+from langchain_tiered_memory.assembly.packing import FLOOR_REASON, pack_by_utility
+from langchain_tiered_memory.errors import ConfigurationError
+from langchain_tiered_memory.testing.fakes import HashingEmbeddings
+from langchain_tiered_memory.tiers.episodic.models import TrajectoryStep
+from langchain_tiered_memory.tokens import TokenCounter
+
+COUNTER = TokenCounter()
+HOBBIES = ["cycling", "yoga", "chess", "pottery", "climbing", "sailing", "baking", "running"]
+THINGS = ["a drone", "a kayak", "a camera", "a road bike", "a telescope", "a tent"]
+QUERY = "payments-api pods are in CrashLoopBackOff again after deploy"
+
+
+def _distractor_heavy_user(path: Path, config: AssemblyConfig | None = None) -> TieredMemory:
+    memory = TieredMemory.open(path, embeddings=HashingEmbeddings())
+    user = memory.for_user("dana")
+    for n in range(150):
+        hobby, thing = HOBBIES[n % len(HOBBIES)], THINGS[n % len(THINGS)]
+        text = (
+            f"Enjoys {hobby} before work with a club ({n})"
+            if n % 2
+            else f"Owns {thing} bought in {2000 + n % 25} ({n})"
+        )
+        user.semantic.store_fact("dana", text, confidence=0.9)
+    for n in range(120):
+        user.episodic.record(
+            Episode(
+                task_description=f"Answer a question about {HOBBIES[n % len(HOBBIES)]} ({n})",
+                outcome="success",
+                reflection="Short answers worked",
+                trajectory=[TrajectoryStep(action="respond", observation="ok")],
+            )
+        )
+    user.episodic.record(
+        Episode(
+            task_description=(
+                "Debug failing Kubernetes deployment of payments-api: pods in CrashLoopBackOff"
+            ),
+            outcome="success",
+            reflection=(
+                "Restarting did not help; root cause was a missing DATABASE_URL secret after "
+                "the config map rename"
+            ),
+            trajectory=[TrajectoryStep(action="tool_call: kubectl_logs", observation="no secret")],
+            importance=0.8,
+        )
+    )
+    user.remember("I'm allergic to shellfish.")
+    memory.close()
+    return TieredMemory.open(
+        path, embeddings=HashingEmbeddings(), assembly=config or AssemblyConfig()
+    )
+
+
+@pytest.fixture(scope="module")
+def store_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("dana") / "memory"
+    _distractor_heavy_user(path).close()
+    return path
+
+
+def test_ranking_finds_the_one_relevant_episode_among_distractors(store_path: Path) -> None:
+    """Budget 400: the failure lesson is in, hobby facts stay out, the allergy is in."""
+    memory = TieredMemory.open(store_path, embeddings=HashingEmbeddings())
+    try:
+        ctx = memory.for_user("dana").build_memory_context(QUERY, token_budget=400)
+    finally:
+        memory.close()
+    assert "missing DATABASE_URL secret" in ctx.text
+    assert "Allergic to shellfish" in ctx.text
+    distractors = [i for i in ctx.items if "club" in i.text or "bought in" in i.text]
+    assert distractors == []
+    assert ctx.tokens <= 400
+    assert any(d.reason == FLOOR_REASON for d in ctx.dropped)
+    best = next(i for i in ctx.items if "CrashLoopBackOff" in i.text)
+    parts = {"relevance", "importance", "recency", "confidence", "prior", "utility"}
+    assert parts <= set(best.score_breakdown)
+    assert 0.0 <= best.score <= 1.0
+
+
+def test_section_order_packing_fills_the_budget_with_distractors(store_path: Path) -> None:
+    """The section-order option, kept for comparison, loses the episode at budget 400."""
+    memory = TieredMemory.open(
+        store_path, embeddings=HashingEmbeddings(), assembly=AssemblyConfig(packing="sections")
+    )
+    try:
+        ctx = memory.for_user("dana").build_memory_context(QUERY, token_budget=400)
+    finally:
+        memory.close()
+    distractors = [i for i in ctx.items if "club" in i.text or "bought in" in i.text]
+    assert len(distractors) > 5
+    assert "missing DATABASE_URL secret" not in ctx.text
+
+
+def test_nothing_relevant_gives_only_the_critical_facts(store_path: Path) -> None:
+    memory = TieredMemory.open(store_path, embeddings=HashingEmbeddings())
+    try:
+        ctx = memory.for_user("dana").build_memory_context(
+            "quantum chromodynamics lattice", token_budget=2000
+        )
+    finally:
+        memory.close()
+    assert [i.text for i in ctx.items] == ["Allergic to shellfish"]
+    assert ctx.tokens < 200
+
+
+def test_critical_fact_policy_is_configurable() -> None:
+    pinned = MemoryItem("semantic", "profile", "f", "Likes jazz", provenance={"pinned": True})
+    assert CriticalFactPolicy().is_critical(pinned)
+    assert not CriticalFactPolicy(include_pinned=False, patterns=()).is_critical(pinned)
+    med = MemoryItem("semantic", "profile", "m", "Takes insulin before meals")
+    assert CriticalFactPolicy().is_critical(med)
+    sure = MemoryItem("semantic", "profile", "s", "Likes jazz", confidence=0.97)
+    assert CriticalFactPolicy(min_confidence=0.95).is_critical(sure)
+    with pytest.raises(ConfigurationError, match="regular expression"):
+        CriticalFactPolicy(patterns=("(",))
+
+
+@pytest.mark.parametrize(
+    "kwargs", [{"packing": "fastest"}, {"relevance_floor": 1.5}, {"token_cost_weight": -1}]
+)
+def test_assembly_config_refuses_bad_values(kwargs: dict[str, object]) -> None:
+    with pytest.raises(ConfigurationError):
+        AssemblyConfig(**kwargs)  # type: ignore[arg-type]
+
+
+SECTIONS = ["warnings", "strategies", "profile", "knowledge", "experiences", "conversation"]
+
+items_strategy = st.lists(
+    st.builds(
+        lambda n, section, text, relevance, critical: MemoryItem(
+            "semantic" if section in ("profile", "knowledge") else "episodic",
+            section,
+            f"i{n}",
+            text,
+            score=relevance,
+            score_breakdown={"relevance": relevance},
+            critical=critical,
+        ),
+        st.integers(0, 10_000),
+        st.sampled_from(SECTIONS),
+        st.text(min_size=1, max_size=300),
+        st.floats(0.0, 1.0),
+        st.booleans(),
+    ),
+    max_size=25,
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(items=items_strategy, budget=st.integers(0, 1500), floor=st.floats(0.0, 1.0))
+def test_utility_packing_never_exceeds_the_budget_and_respects_the_floor(
+    items: list[MemoryItem], budget: int, floor: float
+) -> None:
+    ctx = pack_by_utility(items, budget=budget, counter=COUNTER, relevance_floor=floor)
+    assert ctx.tokens <= budget
+    assert COUNTER.count(ctx.text) == ctx.tokens
+    for item in ctx.items:
+        assert item.critical or item.score_breakdown["relevance"] >= floor
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    critical=st.lists(st.text(alphabet="abcdefghij ", min_size=3, max_size=40), max_size=5),
+    others=items_strategy,
+)
+def test_critical_facts_are_always_in_when_they_fit(
+    critical: list[str], others: list[MemoryItem]
+) -> None:
+    others = [replace(o, critical=False) for o in others]
+    facts = [
+        MemoryItem("semantic", "profile", f"c{n}", f"Allergic to {t}", critical=True)
+        for n, t in enumerate(critical)
+    ]
+    budget = 200 + 30 * len(facts)
+    ctx = pack_by_utility([*others, *facts], budget=budget, counter=COUNTER, relevance_floor=0.99)
+    shown = {i.id for i in ctx.items}
+    assert {f.id for f in facts} <= shown
