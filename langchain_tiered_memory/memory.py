@@ -494,6 +494,7 @@ class TieredMemory:
         building a ``TieredMemory`` from parts, or to purge after several
         ``forget_user(..., purge=False)``.
         """
+        self._check_open("resume_erasures")
         markers = self.store.search(ERASURES_NAMESPACE, limit=_MARKERS)
         if not markers:
             return 0
@@ -506,6 +507,7 @@ class TieredMemory:
 
     async def aresume_erasures(self) -> int:
         """Async twin of :meth:`resume_erasures`."""
+        self._check_open("aresume_erasures")
         markers = await self.store.asearch(ERASURES_NAMESPACE, limit=_MARKERS)
         if not markers:
             return 0
