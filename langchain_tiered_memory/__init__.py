@@ -25,8 +25,7 @@ Examples:
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from langchain_tiered_memory.assembly.assembler import AssemblyConfig
 from langchain_tiered_memory.assembly.items import MemoryContext
@@ -43,6 +42,7 @@ from langchain_tiered_memory.errors import (
     WriteBackError,
 )
 from langchain_tiered_memory.integrations.agent import create_memory_agent
+from langchain_tiered_memory.lazy import lazy_exports
 from langchain_tiered_memory.memory import TieredMemory
 from langchain_tiered_memory.stores.qdrant_store import QdrantMemoryStore
 from langchain_tiered_memory.tiers.episodic.models import Episode, Outcome, TrajectoryStep
@@ -81,20 +81,8 @@ __all__ = [
     "load_chat_model",
 ]
 
-_LAZY = {
-    # Needs ``langchain`` (the ``agents`` extra); imported on first use.
-    "TieredMemoryMiddleware": "langchain_tiered_memory.integrations.middleware",
-}
-
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    # Needs ``langchain`` (the ``agents`` extra): imported on first use.
+    {"TieredMemoryMiddleware": "langchain_tiered_memory.integrations.middleware"},
+)

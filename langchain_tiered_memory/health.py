@@ -1,4 +1,7 @@
-"""Operational health figures (the seed's evaluation framework, "Operational Health").
+"""Operational health figures: sizes, growth, staleness, consolidation, write-back.
+
+These are the "Operational Health" figures of the evaluation framework of the
+memory-architecture design this library implements.
 
 Computed by one scan of the store: sizes per user and tier, growth, the share
 of memories ever retrieved (episodes, current facts, and both together; access

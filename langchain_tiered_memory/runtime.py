@@ -55,7 +55,7 @@ _PAGE = 1000
 class Lifecycle:
     """Whether a memory is still open, and where it lives (named in errors).
 
-    Example:
+    Examples:
         >>> life = Lifecycle(path="./memory")
         >>> life.check_open("search")
         >>> life.close()

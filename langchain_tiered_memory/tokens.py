@@ -300,7 +300,7 @@ class TokenCounter:
 
 @dataclass
 class TokenBudget:
-    """Tracks token spending against a fixed budget (the seed's ``TokenBudget``).
+    """Tracks token spending against a fixed budget.
 
     Examples:
         >>> budget = TokenBudget(100)

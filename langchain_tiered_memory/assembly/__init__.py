@@ -1,9 +1,16 @@
 """Context assembly: tier-neutral items, conflict resolution, framing and budget packing."""
 
-from langchain_tiered_memory.assembly.assembler import AssemblyConfig, ContextAssembler
-from langchain_tiered_memory.assembly.conflicts import MemoryConflictResolver
-from langchain_tiered_memory.assembly.items import DroppedItem, MemoryContext, MemoryItem
-from langchain_tiered_memory.assembly.packing import SECTION_ORDER, pack_items
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from langchain_tiered_memory.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from langchain_tiered_memory.assembly.assembler import AssemblyConfig, ContextAssembler
+    from langchain_tiered_memory.assembly.conflicts import MemoryConflictResolver
+    from langchain_tiered_memory.assembly.items import DroppedItem, MemoryContext, MemoryItem
+    from langchain_tiered_memory.assembly.packing import SECTION_ORDER, pack_items
 
 __all__ = [
     "SECTION_ORDER",
@@ -15,3 +22,17 @@ __all__ = [
     "MemoryItem",
     "pack_items",
 ]
+
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "SECTION_ORDER": "langchain_tiered_memory.assembly.packing",
+        "AssemblyConfig": "langchain_tiered_memory.assembly.assembler",
+        "ContextAssembler": "langchain_tiered_memory.assembly.assembler",
+        "DroppedItem": "langchain_tiered_memory.assembly.items",
+        "MemoryConflictResolver": "langchain_tiered_memory.assembly.conflicts",
+        "MemoryContext": "langchain_tiered_memory.assembly.items",
+        "MemoryItem": "langchain_tiered_memory.assembly.items",
+        "pack_items": "langchain_tiered_memory.assembly.packing",
+    },
+)

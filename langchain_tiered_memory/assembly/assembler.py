@@ -1,4 +1,4 @@
-"""The context assembler (the seed's UnifiedMemoryManager), finished.
+"""The context assembler: one memory context from every tier, within a token budget.
 
 It asks every tier for what bears on the query at the same time (threads on the
 sync path, ``asyncio.gather`` on the async one; one after the other on either

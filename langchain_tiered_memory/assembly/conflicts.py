@@ -1,4 +1,4 @@
-"""Resolve conflicts between memories about the same thing (the seed's MemoryConflictResolver).
+"""Resolve conflicts between memories about the same thing.
 
 Two memories are about the same thing when they share a ``group_key`` (same
 entity and attribute slot, for example ``"alice|lives_in"``) or when their
@@ -78,7 +78,7 @@ class MemoryConflictResolver:
         self.clock = clock
 
     def source_type(self, item: MemoryItem) -> str:
-        """The seed's source type of an item (splits episodes by age)."""
+        """The source type of an item (splits episodes by age)."""
         if item.tier != "episodic":
             return item.tier
         if item.timestamp is None:

@@ -7,7 +7,7 @@ token. :func:`pack_items` is the section-order packing: sections are filled in
 priority order (tool warnings, strategies, the user's
 profile, query-relevant knowledge, past experiences). An item that does not fit
 whole is trimmed to the room left when that room is worth having, instead of
-skipping the whole section as the seed did; everything left out is reported.
+skipping the whole section; everything left out is reported.
 The final text is counted once more as a whole, so ``tokens <= budget`` holds
 exactly, whatever the tokenizer does at line joins.
 

@@ -340,7 +340,7 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--width", type=int, default=None, help="output width (default: terminal)")
         return p
 
-    demo = add("demo", "replay the seed's three stories with and without memory (offline)")
+    demo = add("demo", "replay three stories with and without memory (offline)")
     demo.add_argument("--path", help="memory directory to create (default: a temporary one)")
     demo.add_argument("--model", default="offline", help="'offline' (default) or 'openai:<model>'")
     demo.add_argument("--budget", type=_positive, default=1000, help="memory tokens per turn")

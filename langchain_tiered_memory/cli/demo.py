@@ -1,6 +1,7 @@
-"""The demo: the seed's three stories, two sessions each, with and without memory.
+"""The demo: three stories, two sessions each, with and without memory.
 
-The seed opens with three failures of a model without memory: it forgets a
+The memory-architecture design this library implements opens with three
+failures of a model without memory: it forgets a
 shellfish allergy, repeats two hours of failed deployment debugging, and calls
 a deprecated endpoint again. :func:`run_demo` replays each story on a
 :class:`~langchain_tiered_memory.TieredMemory`: session 1 writes what happened
@@ -203,14 +204,14 @@ def _endpoint_tool_uses() -> list[ToolUsageRecord]:
 
 @dataclass(frozen=True)
 class Story:
-    """One of the seed's stories, as two sessions of one user.
+    """One of the demo's stories, as two sessions of one user.
 
     Attributes:
         key: Short name (``allergy``, ``deployment``, ``deprecated-endpoint``).
         title: What the story is about.
         tier: The memory tier that carries the lesson.
         user_id: Whose memory it is.
-        without_memory: The seed's account of what goes wrong without memory.
+        without_memory: What goes wrong without memory.
         session1_message: What the user says in session 1 (a conversation turn), if anything.
         session1_work: What the agent did in session 1, recorded as it would be
             by the agent's write-back: an episode and/or tool uses.
@@ -260,7 +261,7 @@ STORIES: tuple[Story, ...] = (
         session2_message="Get the current status of order A-2002 for the customer.",
     ),
 )
-"""The seed's three stories, in its order."""
+"""The three stories, in the order the design document tells them."""
 
 
 # -- running a turn ------------------------------------------------------------------------
@@ -557,7 +558,7 @@ def render_story(result: StoryResult, index: int, total: int, *, width: int | No
     width = width or terminal_width()
     story = result.story
     text = [
-        f"Without memory (the seed): {story.without_memory}.",
+        f"Without memory: {story.without_memory}.",
         "",
         f"-- Session 1 (user {story.user_id})",
         *(textwrap.indent(line, "  ") for line in result.session1),

@@ -1,12 +1,25 @@
 """Consolidation and forgetting: policy, mechanism (trash, audit, purge) and passes."""
 
-from langchain_tiered_memory.consolidation.consolidator import (
-    ConsolidationReport,
-    MemoryConsolidator,
-    ProgressCallback,
-)
-from langchain_tiered_memory.consolidation.policy import ForgettingPolicy, RetentionCandidate
-from langchain_tiered_memory.consolidation.trash import AuditRecord, MemoryTrash
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from langchain_tiered_memory.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from langchain_tiered_memory.consolidation.consolidator import (
+        ConsolidationReport,
+        MemoryConsolidator,
+        ProgressCallback,
+    )
+    from langchain_tiered_memory.consolidation.policy import (
+        ForgettingPolicy,
+        RetentionCandidate,
+    )
+    from langchain_tiered_memory.consolidation.trash import (
+        AuditRecord,
+        MemoryTrash,
+    )
 
 __all__ = [
     "AuditRecord",
@@ -17,3 +30,16 @@ __all__ = [
     "ProgressCallback",
     "RetentionCandidate",
 ]
+
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "AuditRecord": "langchain_tiered_memory.consolidation.trash",
+        "ConsolidationReport": "langchain_tiered_memory.consolidation.consolidator",
+        "ForgettingPolicy": "langchain_tiered_memory.consolidation.policy",
+        "MemoryConsolidator": "langchain_tiered_memory.consolidation.consolidator",
+        "MemoryTrash": "langchain_tiered_memory.consolidation.trash",
+        "ProgressCallback": "langchain_tiered_memory.consolidation.consolidator",
+        "RetentionCandidate": "langchain_tiered_memory.consolidation.policy",
+    },
+)

@@ -1,4 +1,4 @@
-"""The seed's MemoryConsolidator with its stubs done: extract, learn, merge, forget.
+"""Consolidation: extract, learn, merge, forget.
 
 One pass over one user's memory:
 
@@ -8,7 +8,7 @@ One pass over one user's memory:
    whose ``context["facts_extracted"]`` is true (the agent already extracted
    that turn's facts at write-back) are skipped.
 2. **Learn** tool statistics from ``tool_call: <name>`` steps of those
-   episodes (each step keyed by episode and position, so a re-run counts once).
+   episodes (each step keyed by episode and position, so a pass run again counts it once).
 3. **Merge** near-duplicate current facts of an entity: the more confident one
    stays, gains the other's provenance, and the other goes to the trash.
 4. **Forget** what the :class:`ForgettingPolicy` says (age, low confidence,

@@ -1,9 +1,10 @@
-"""What to forget: the seed's ForgettingPolicy, finished.
+"""What to forget: the forgetting policy.
 
 Pure decisions, no I/O: each ``*_verdict`` returns the reason to forget a
 memory, or ``None`` to keep it. Pinned memories are never forgotten. The size
 cap forgets the lowest-value memories first, where value mixes recency,
-access frequency and importance (the seed's weights by default).
+access frequency and importance (by default with the weights of the
+memory-architecture design this library implements).
 
 Examples:
     >>> from datetime import datetime, timedelta, timezone
@@ -59,7 +60,7 @@ def _days(now: datetime, then: datetime) -> float:
 
 @dataclass(frozen=True)
 class ForgettingPolicy:
-    """Configurable forgetting rules (the seed's ``ForgettingPolicy`` plus pins, grace and cap).
+    """Configurable forgetting rules: age, confidence, importance, pins, grace and a size cap.
 
     Args:
         max_episode_age_days: Ordinary episodes are forgotten after this age.

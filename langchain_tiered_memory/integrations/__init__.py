@@ -16,8 +16,9 @@ Examples:
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from langchain_tiered_memory.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from langchain_tiered_memory.integrations.agent import create_memory_agent
@@ -36,23 +37,13 @@ __all__ = [
     "create_session_history_factory",
 ]
 
-_LAZY = {
-    "create_memory_agent": "langchain_tiered_memory.integrations.agent",
-    "BufferedChatMessageHistory": "langchain_tiered_memory.integrations.chat_history",
-    "create_session_history_factory": "langchain_tiered_memory.integrations.chat_history",
-    "WorkingBufferMemory": "langchain_tiered_memory.integrations.classic_memory",
-    "TieredMemoryMiddleware": "langchain_tiered_memory.integrations.middleware",
-}
-
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "BufferedChatMessageHistory": "langchain_tiered_memory.integrations.chat_history",
+        "create_session_history_factory": "langchain_tiered_memory.integrations.chat_history",
+        "WorkingBufferMemory": "langchain_tiered_memory.integrations.classic_memory",
+        "TieredMemoryMiddleware": "langchain_tiered_memory.integrations.middleware",
+        "create_memory_agent": "langchain_tiered_memory.integrations.agent",
+    },
+)

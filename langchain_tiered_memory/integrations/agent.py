@@ -1,4 +1,4 @@
-"""``create_memory_agent``: the seed's architecture as a compiled LangGraph graph.
+"""``create_memory_agent``: the memory architecture as a compiled LangGraph graph.
 
 ::
 

@@ -12,12 +12,30 @@ Examples:
 
 from __future__ import annotations
 
-from langchain_tiered_memory.stores.edge.build import EdgeOptimizers
-from langchain_tiered_memory.stores.edge.optimizer import OptimizationReport, OptimizationStatus
-from langchain_tiered_memory.stores.payload import MAX_VALUE_BYTES
-from langchain_tiered_memory.stores.plan import RetrievalMode
-from langchain_tiered_memory.stores.qdrant_store import QdrantMemoryStore
-from langchain_tiered_memory.stores.restore import RestoreOp
+from typing import TYPE_CHECKING
+
+from langchain_tiered_memory.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from langchain_tiered_memory.stores.edge.build import (
+        EdgeOptimizers,
+    )
+    from langchain_tiered_memory.stores.edge.optimizer import (
+        OptimizationReport,
+        OptimizationStatus,
+    )
+    from langchain_tiered_memory.stores.payload import (
+        MAX_VALUE_BYTES,
+    )
+    from langchain_tiered_memory.stores.plan import (
+        RetrievalMode,
+    )
+    from langchain_tiered_memory.stores.qdrant_store import (
+        QdrantMemoryStore,
+    )
+    from langchain_tiered_memory.stores.restore import (
+        RestoreOp,
+    )
 
 __all__ = [
     "MAX_VALUE_BYTES",
@@ -28,3 +46,16 @@ __all__ = [
     "RestoreOp",
     "RetrievalMode",
 ]
+
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "MAX_VALUE_BYTES": "langchain_tiered_memory.stores.payload",
+        "EdgeOptimizers": "langchain_tiered_memory.stores.edge.build",
+        "OptimizationReport": "langchain_tiered_memory.stores.edge.optimizer",
+        "OptimizationStatus": "langchain_tiered_memory.stores.edge.optimizer",
+        "QdrantMemoryStore": "langchain_tiered_memory.stores.qdrant_store",
+        "RestoreOp": "langchain_tiered_memory.stores.restore",
+        "RetrievalMode": "langchain_tiered_memory.stores.plan",
+    },
+)

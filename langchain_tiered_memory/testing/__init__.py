@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
-from langchain_tiered_memory.testing.fakes import (
-    FakeClock,
-    HashingEmbeddings,
-    ScriptedChatModel,
-    ScriptedReply,
-)
-from langchain_tiered_memory.testing.offline_model import OfflineChatModel
+from typing import TYPE_CHECKING
+
+from langchain_tiered_memory.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from langchain_tiered_memory.testing.fakes import (
+        FakeClock,
+        HashingEmbeddings,
+        ScriptedChatModel,
+        ScriptedReply,
+    )
+    from langchain_tiered_memory.testing.offline_model import OfflineChatModel
 
 __all__ = [
     "FakeClock",
@@ -17,3 +22,14 @@ __all__ = [
     "ScriptedChatModel",
     "ScriptedReply",
 ]
+
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "FakeClock": "langchain_tiered_memory.testing.fakes",
+        "HashingEmbeddings": "langchain_tiered_memory.testing.fakes",
+        "OfflineChatModel": "langchain_tiered_memory.testing.offline_model",
+        "ScriptedChatModel": "langchain_tiered_memory.testing.fakes",
+        "ScriptedReply": "langchain_tiered_memory.testing.fakes",
+    },
+)

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
-from langchain_tiered_memory.writeback.ops import (
-    DeadLetter,
-    RetryPolicy,
-    WriteBackStats,
-    WriteOp,
-    WriteReceipt,
-)
-from langchain_tiered_memory.writeback.writer import DurableMemoryWriter, Handler
+from typing import TYPE_CHECKING
+
+from langchain_tiered_memory.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from langchain_tiered_memory.writeback.ops import (
+        DeadLetter,
+        RetryPolicy,
+        WriteBackStats,
+        WriteOp,
+        WriteReceipt,
+    )
+    from langchain_tiered_memory.writeback.writer import DurableMemoryWriter, Handler
 
 __all__ = [
     "DeadLetter",
@@ -20,3 +25,16 @@ __all__ = [
     "WriteOp",
     "WriteReceipt",
 ]
+
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "DeadLetter": "langchain_tiered_memory.writeback.ops",
+        "DurableMemoryWriter": "langchain_tiered_memory.writeback.writer",
+        "Handler": "langchain_tiered_memory.writeback.writer",
+        "RetryPolicy": "langchain_tiered_memory.writeback.ops",
+        "WriteBackStats": "langchain_tiered_memory.writeback.ops",
+        "WriteOp": "langchain_tiered_memory.writeback.ops",
+        "WriteReceipt": "langchain_tiered_memory.writeback.ops",
+    },
+)

@@ -1,7 +1,7 @@
 """Durable write-back: memory writes that survive a crash, applied with retries.
 
-The seed's ``AsyncMemoryWriter`` kept pending writes in an ``asyncio.Queue`` and
-printed failures: a crash lost every queued write, and a failed write was gone.
+A writer that keeps pending writes in an ``asyncio.Queue`` loses every queued
+write in a crash, and a failed write is gone.
 :class:`DurableMemoryWriter` instead commits each write to an on-disk outbox
 (:mod:`langchain_tiered_memory.writeback.outbox`) before acknowledging it; a
 background thread applies writes in submission order to a LangGraph
@@ -17,7 +17,7 @@ on restart. The built-in ``store.put``/``store.delete`` are idempotent by nature
 its payload (upsert), never append or increment blindly.
 
 Only serialisable operations (:class:`WriteOp`) are durable; a Python callable
-cannot be stored, so there is no ``schedule(callable)``.
+cannot be stored, so a callable is refused.
 
 Examples:
     >>> import tempfile

@@ -1,6 +1,6 @@
 """SIGKILL with every write queued: the real memory, the real outbox, exactly once.
 
-Issue 6: "kill the process (SIGKILL) while 10,000 writes are queued; after
+The promise: "kill the process (SIGKILL) while 10,000 writes are queued; after
 restart every write is applied exactly once". A child process (this file run as
 a script) opens ``TieredMemory.open(dir)``: the embedded Qdrant store, the
 durable writer and the tiers' own write-back handlers. It queues a burst of
@@ -231,7 +231,7 @@ def _run(tmp_path: Path, total: int) -> dict[str, Any]:
 
 @pytest.mark.integration
 def test_sigkill_with_ten_thousand_writes_queued_applies_each_once(tmp_path: Path) -> None:
-    """About 20 s on two cores: the issue's 10,000 writes, in the default run."""
+    """About 20 s on two cores: 10,000 queued writes, in the default run."""
     print(_run(tmp_path, 10_000))
 
 

@@ -1,4 +1,4 @@
-"""Shared fixtures of the reliability suites (issue 9).
+"""Shared fixtures of the reliability suites.
 
 * ``engine`` is parametrized over the two Qdrant engines: ``embedded``
   (``QdrantMemoryStore.embedded`` on Qdrant Edge) and ``client`` (qdrant-client

@@ -1,4 +1,4 @@
-"""The facade's async twins (issue 6): ``astats``, ``ausers``, ``aexport_user``, ``aexport_jsonl``.
+"""The facade's async twins: ``astats``, ``ausers``, ``aexport_user``, ``aexport_jsonl``.
 
 Each returns what its sync twin returns on the same memory, on LangGraph's
 ``InMemoryStore`` and on the default embedded store (which has a write-back

@@ -1,4 +1,4 @@
-"""Consolidation's promises (issue 6) that the facade test does not reach.
+"""Consolidation's promises that the facade test does not reach.
 
 * the **merge** step: near-duplicates the write path kept apart become one fact
   with the higher confidence and the provenance of both;

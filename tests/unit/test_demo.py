@@ -43,7 +43,7 @@ def results(request: pytest.FixtureRequest) -> list[StoryResult]:
     return run_demo(memory, runner_class(OfflineChatModel()))
 
 
-def test_stories_follow_the_seed_in_order() -> None:
+def test_stories_follow_the_design_in_order() -> None:
     assert [s.key for s in STORIES] == ["allergy", "deployment", "deprecated-endpoint"]
     assert [s.tier for s in STORIES] == ["semantic", "episodic", "procedural"]
     # Each story is its own user, so one story's memory cannot explain another's answer.

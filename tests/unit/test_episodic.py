@@ -62,7 +62,7 @@ def test_bad_episode_fields_are_refused(fields: dict, problem: str) -> None:
         Episode(**fields)
 
 
-def test_summary_keeps_the_seed_format() -> None:
+def test_summary_keeps_the_design_format() -> None:
     e = Episode(
         task_description="Fix CI",
         outcome="partial",

@@ -1,4 +1,4 @@
-"""``TieredMemory.stats()`` figures (issue 6): growth, fact staleness, episodes ever retrieved.
+"""``TieredMemory.stats()`` figures: growth, fact staleness, episodes ever retrieved.
 
 Each figure is checked through both twins, ``stats()`` and ``astats()``.
 """

@@ -93,6 +93,8 @@ MEMORY_CALLS: dict[str, Callable[[TieredMemory, Path], Any]] = {
     "aimport_jsonl": lambda m, p: m.aimport_jsonl(p / "in.jsonl", user_id="alice"),
     "forget_user": lambda m, p: m.forget_user("alice"),
     "aforget_user": lambda m, p: m.aforget_user("alice"),
+    "resume_erasures": lambda m, p: m.resume_erasures(),
+    "aresume_erasures": lambda m, p: m.aresume_erasures(),
     "stats": lambda m, p: m.stats(),
     "astats": lambda m, p: m.astats(),
     "flush": lambda m, p: m.flush(),

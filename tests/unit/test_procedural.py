@@ -155,7 +155,7 @@ def test_invalid_tool_use_stores_nothing(store: BaseStore, scope: MemoryScope, b
 # --------------------------------------------------------------------------- strategies
 
 
-def test_wilson_confidence_matches_the_seed() -> None:
+def test_wilson_confidence_matches_the_design() -> None:
     def conf(s: int, f: int) -> float:
         return Strategy(name="n", description="d", success_count=s, failure_count=f).confidence
 

@@ -134,3 +134,31 @@ def test_the_records_a_user_builds_are_at_the_top_level() -> None:
         ToolUsageRecord,
         TrajectoryStep,
     )
+
+
+TOP_OF_THE_IMPORT_FLOW = {"cli", "nodes"}
+"""Packages no other module of the library imports: they may import their modules eagerly."""
+
+
+def test_subpackages_import_their_names_lazily() -> None:
+    """A subpackage ``__init__`` imports none of its modules when it runs.
+
+    Otherwise importing one module of a subpackage would first run its siblings,
+    and two modules that do not import each other could still form a circle.
+    """
+    import ast
+    from pathlib import Path
+
+    root = Path(ltm.__file__).parent
+    for init in sorted(root.rglob("__init__.py")):
+        if init.parent == root or init.parent.name in TOP_OF_THE_IMPORT_FLOW:
+            continue
+        tree = ast.parse(init.read_text(encoding="utf-8"))
+        runtime = [
+            node.module
+            for node in tree.body
+            if isinstance(node, ast.ImportFrom)
+            and (node.module or "").startswith("langchain_tiered_memory")
+            and node.module != "langchain_tiered_memory.lazy"
+        ]
+        assert runtime == [], f"{init.relative_to(root)} imports {runtime} eagerly"

@@ -1,4 +1,4 @@
-"""Semantic memory scenarios from issue 5, on InMemoryStore and on the project's Qdrant store.
+"""Semantic memory scenarios, on InMemoryStore and on the project's Qdrant store.
 
 Each scenario runs through the sync and the async API (``mode``), with deterministic
 fakes: hashing embeddings, a fake clock and a scripted chat model.

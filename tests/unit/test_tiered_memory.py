@@ -1,4 +1,4 @@
-"""The facade's promise (issue 6) on the default embedded store and on InMemoryStore."""
+"""The facade's promise on the default embedded store and on InMemoryStore."""
 
 from __future__ import annotations
 

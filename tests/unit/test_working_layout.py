@@ -18,7 +18,7 @@ def get_weather(city: str) -> str:
     return "sunny"
 
 
-def test_default_layout_is_the_seeds_and_scales_proportionally() -> None:
+def test_default_layout_is_the_designs_and_scales_proportionally() -> None:
     assert ContextWindowBudget().allocations() == {
         "system_prompt": 500,
         "running_summary": 800,

@@ -1,6 +1,7 @@
 """The ``generate`` node: one model call with memory, trimmed conversation and tools.
 
-The model sees, in order (the seed's "Assembled Context"): the system prompt,
+The model sees, in order (the "Assembled Context" of the memory-architecture
+design this library implements): the system prompt,
 the memory context from ``retrieve`` as a separate system message, and the
 thread's conversation fitted to ``history_tokens`` by the working-memory
 trimmer (:class:`~langchain_tiered_memory.tiers.working.WorkingMemoryNode`

@@ -5,8 +5,8 @@ Takes ``pending_writes`` from ``reflect`` and hands each write to
 extraction from the user's words, linked to the episode) and
 :meth:`~UserMemory.aqueue_tool_use`. With the durable writer of
 ``TieredMemory.open`` each is one row in the SQLite outbox: the extraction and
-the store writes happen in the writer's thread, after the answer (the seed's
-``AsyncMemoryWriter``, made durable). A write that cannot be queued does not
+the store writes happen in the writer's thread, after the answer, durably.
+A write that cannot be queued does not
 fail the turn: it is logged, counted in ``memory.stats()["errors"]`` and listed
 in the state's ``memory_errors``.
 

@@ -11,7 +11,7 @@ name the process to close.
 
 A holder file left by a crashed process never blocks opening (the ``flock`` is
 free) and is overwritten; it is only read to explain a lock that is taken, and
-a pid that is no longer running on this host is reported as such. Where
+a pid that is no longer running on this machine is reported as such. Where
 ``fcntl`` does not exist (Windows) only the write-ahead-log lock protects the
 directory, and the holder file is still written and reported.
 

@@ -109,7 +109,7 @@ class OptimizationReport:
 class OptimizationStatus:
     """A handle on a background optimisation: its phase, and its report once done.
 
-    Phases: ``waiting`` (for an earlier run), ``copying``, ``building``,
+    Phases: ``waiting`` (for a previous optimisation), ``copying``, ``building``,
     ``loading``, ``replaying``, ``swapping``, ``cleaning``, then ``done``,
     ``failed``, ``cancelled`` or ``skipped``.
 
@@ -188,7 +188,7 @@ class BackgroundOptimization:
         container: The collection directory.
         spec: Build settings for :mod:`.edge_build` (``names``, ``dims``, ``optimizers``).
         purge: Rewrite the shard from its live points instead of optimising a copy.
-        after: An earlier run to wait for first.
+        after: A previous optimisation to wait for first.
         progress: Called with each phase name, from the background thread.
     """
 

@@ -2,7 +2,27 @@
 
 from __future__ import annotations
 
-from langchain_tiered_memory.tiers.common.ranking import RankingConfig, ScoreBreakdown
-from langchain_tiered_memory.tiers.common.scope import MemoryScope, normalize_id
+from typing import TYPE_CHECKING
 
-__all__ = ["MemoryScope", "RankingConfig", "ScoreBreakdown", "normalize_id"]
+from langchain_tiered_memory.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from langchain_tiered_memory.tiers.common.ranking import RankingConfig, ScoreBreakdown
+    from langchain_tiered_memory.tiers.common.scope import MemoryScope, normalize_id
+
+__all__ = [
+    "MemoryScope",
+    "RankingConfig",
+    "ScoreBreakdown",
+    "normalize_id",
+]
+
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "MemoryScope": "langchain_tiered_memory.tiers.common.scope",
+        "RankingConfig": "langchain_tiered_memory.tiers.common.ranking",
+        "ScoreBreakdown": "langchain_tiered_memory.tiers.common.ranking",
+        "normalize_id": "langchain_tiered_memory.tiers.common.scope",
+    },
+)

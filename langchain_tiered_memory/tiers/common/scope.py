@@ -45,7 +45,7 @@ def normalize_id(value: str, *, what: str = "id") -> str:
     (including the information separators U+001C to U+001F, which ``str.split``
     would also treat as spaces) is rejected, so two distinct ids never collide.
 
-    Example:
+    Examples:
         >>> normalize_id("  Alice  Smith ")
         'alice smith'
 

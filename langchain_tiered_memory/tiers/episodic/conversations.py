@@ -1,4 +1,4 @@
-"""The seed's conversation index: finished conversations, findable by summary and topic.
+"""The conversation index: finished conversations, findable by summary and topic.
 
 A conversation is indexed by its summary (embedded, with its topics) and its
 topics. Topics come from the caller, from an LLM through structured output

@@ -158,7 +158,7 @@ def _with_reflection(episode: Episode, reflection: Reflection) -> Episode:
 
 
 class EpisodicMemory:
-    """One scope's episodes in a ``BaseStore`` (the seed's EpisodicMemoryStore + TemporalIndex).
+    """One scope's episodes in a ``BaseStore``, searchable by meaning and by time.
 
     The store needs a vector index for :meth:`retrieve_similar` (any ``dims`` and
     ``embed``; the ``text`` field is indexed explicitly on every write). Everything

@@ -1,7 +1,8 @@
 """Records of episodic memory: episodes, their steps and outcomes, reflections.
 
-These are the seed's ``Outcome``, ``TrajectoryStep`` and ``Episode`` as pydantic
-models: ids are generated when not given, timestamps are timezone-aware, and
+These are ``Outcome``, ``TrajectoryStep`` and ``Episode`` of the memory-architecture
+design this library implements, as pydantic models: ids are generated when
+not given, timestamps are timezone-aware, and
 bad values (an empty task, an unknown outcome, a negative duration) are
 rejected when the model is built (``pydantic.ValidationError``, a ``ValueError``).
 
@@ -204,7 +205,7 @@ class Episode(BaseModel):
         return self
 
     def to_summary(self) -> str:
-        """Compact representation for context injection (the seed's format)."""
+        """Compact representation for context injection."""
         steps = " -> ".join(f"[{s.action}]" for s in self.trajectory)
         return (
             f"Task: {self.task_description}\n"

@@ -99,7 +99,7 @@ def _clip(text: str, limit: int) -> str:
 
 
 class EpisodeReflector:
-    """Reflects on episodes with a chat model (the seed's ``EpisodeReflector``).
+    """Reflects on episodes with a chat model.
 
     Args:
         llm: Any LangChain chat model supporting ``with_structured_output``.

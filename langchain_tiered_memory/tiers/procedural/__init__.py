@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
-from langchain_tiered_memory.tiers.procedural.memory import ProceduralConfig, ProceduralMemory
-from langchain_tiered_memory.tiers.procedural.models import (
-    ScoredStrategy,
-    Strategy,
-    ToolGuidance,
-    ToolUsageRecord,
-)
+from typing import TYPE_CHECKING
+
+from langchain_tiered_memory.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from langchain_tiered_memory.tiers.procedural.memory import ProceduralConfig, ProceduralMemory
+    from langchain_tiered_memory.tiers.procedural.models import (
+        ScoredStrategy,
+        Strategy,
+        ToolGuidance,
+        ToolUsageRecord,
+    )
 
 __all__ = [
     "ProceduralConfig",
@@ -18,3 +23,15 @@ __all__ = [
     "ToolGuidance",
     "ToolUsageRecord",
 ]
+
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "ProceduralConfig": "langchain_tiered_memory.tiers.procedural.memory",
+        "ProceduralMemory": "langchain_tiered_memory.tiers.procedural.memory",
+        "ScoredStrategy": "langchain_tiered_memory.tiers.procedural.models",
+        "Strategy": "langchain_tiered_memory.tiers.procedural.models",
+        "ToolGuidance": "langchain_tiered_memory.tiers.procedural.models",
+        "ToolUsageRecord": "langchain_tiered_memory.tiers.procedural.models",
+    },
+)

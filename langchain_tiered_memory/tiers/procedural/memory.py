@@ -179,7 +179,7 @@ def _name(value: str, what: str) -> str:
 
 
 class ProceduralMemory:
-    """One scope's learned procedures (the seed's ``ProceduralMemory``), kept in a store.
+    """One scope's learned procedures, kept in a store.
 
     Strategy relevance uses the store's vector index when it has one (the
     ``text`` field of each strategy is indexed explicitly); without an index,

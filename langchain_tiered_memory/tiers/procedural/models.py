@@ -2,8 +2,7 @@
 
 :class:`ToolUsageRecord` redacts credential-looking parameters, error messages
 and hints as it is built, so a secret never reaches the store (nor a log line
-printing the record). :class:`Strategy` carries the seed's Wilson-score
-confidence.
+printing the record). :class:`Strategy` carries a Wilson-score confidence.
 
 Examples:
     >>> rec = ToolUsageRecord(tool_name="search", parameters={"q": "x", "api_key": "s3cr3t"},
@@ -48,7 +47,7 @@ def _required_text(value: str, name: str) -> str:
 
 
 class ToolUsageRecord(BaseModel):
-    """One use of a tool (the seed's ``ToolUsageRecord``), secrets redacted.
+    """One use of a tool, secrets redacted.
 
     Attributes:
         tool_name: The tool's name (whitespace collapsed; case kept).
@@ -104,7 +103,7 @@ class ToolUsageRecord(BaseModel):
 
 
 def wilson_lower_bound(successes: int, failures: int, z: float = 1.96) -> float:
-    """The seed's confidence: Wilson score lower bound of the success rate (0 with no data)."""
+    """A strategy's confidence: Wilson score lower bound of the success rate (0 with no data)."""
     total = successes + failures
     if total == 0:
         return 0.0
@@ -116,7 +115,7 @@ def wilson_lower_bound(successes: int, failures: int, z: float = 1.96) -> float:
 
 
 class Strategy(BaseModel):
-    """A learned behavioural pattern and its track record (the seed's ``Strategy``).
+    """A learned behavioural pattern and its track record.
 
     Counts are aggregated from append-only outcome events by
     :class:`~langchain_tiered_memory.tiers.procedural.memory.ProceduralMemory`.
@@ -150,7 +149,7 @@ class Strategy(BaseModel):
 
     @property
     def success_rate(self) -> float:
-        """Successes over outcomes; 0.5 before any outcome (the seed's prior)."""
+        """Successes over outcomes; 0.5 before any outcome (an uninformed prior)."""
         return self.success_count / self.total_uses if self.total_uses else 0.5
 
     @property

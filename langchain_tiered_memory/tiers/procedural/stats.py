@@ -289,7 +289,7 @@ TOOL_EVENTS: EventKind[ToolTally] = EventKind(
 def parameter_patterns(
     parameter_sets: Sequence[dict[str, Any]], min_frequency: float = 0.6
 ) -> list[str]:
-    """The seed's successful-parameter patterns: values most successful calls share.
+    """Successful-parameter patterns: values most successful calls share.
 
     Examples:
         >>> parameter_patterns([{"limit": 50, "q": "a"}, {"limit": 50, "q": "b"}])

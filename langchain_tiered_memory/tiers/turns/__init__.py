@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
-from langchain_tiered_memory.tiers.turns.memory import AddTurnsResult, ConversationTurns
-from langchain_tiered_memory.tiers.turns.models import ConversationTurn, TurnHit, TurnsConfig
+from typing import TYPE_CHECKING
+
+from langchain_tiered_memory.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from langchain_tiered_memory.tiers.turns.memory import AddTurnsResult, ConversationTurns
+    from langchain_tiered_memory.tiers.turns.models import ConversationTurn, TurnHit, TurnsConfig
 
 __all__ = [
     "AddTurnsResult",
@@ -12,3 +17,14 @@ __all__ = [
     "TurnHit",
     "TurnsConfig",
 ]
+
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "AddTurnsResult": "langchain_tiered_memory.tiers.turns.memory",
+        "ConversationTurn": "langchain_tiered_memory.tiers.turns.models",
+        "ConversationTurns": "langchain_tiered_memory.tiers.turns.memory",
+        "TurnHit": "langchain_tiered_memory.tiers.turns.models",
+        "TurnsConfig": "langchain_tiered_memory.tiers.turns.models",
+    },
+)

@@ -5,7 +5,7 @@ The public names of the working-memory tier, gathered from its modules:
 * buffers: :class:`ConversationBuffer` (FIFO), :class:`SlidingWindowSummaryBuffer`
   (window plus an LLM-updated summary), :class:`PriorityTruncationBuffer`;
   each returns a :class:`WorkingContext` from ``get_context()``;
-* :class:`ContextWindowBudget`: the seed's context-window layout;
+* :class:`ContextWindowBudget`: the context-window layout, split into sections;
 * :func:`create_working_memory_node`: the same policy as a LangGraph node.
 
 Examples:
@@ -18,35 +18,42 @@ Examples:
 
 from __future__ import annotations
 
-from langchain_tiered_memory.tiers.working.buffers import (
-    ConversationBuffer,
-    PriorityTruncationBuffer,
-    SummaryStatus,
-    WorkingBuffer,
-    WorkingContext,
-)
-from langchain_tiered_memory.tiers.working.graph import (
-    WorkingMemoryNode,
-    WorkingMemoryState,
-    create_working_memory_node,
-)
-from langchain_tiered_memory.tiers.working.layout import (
-    ContextLayout,
-    ContextWindowBudget,
-    SectionUsage,
-)
-from langchain_tiered_memory.tiers.working.messages import (
-    SUMMARY_MESSAGE_ID,
-    CounterLike,
-    MessageLike,
-    Priority,
-)
-from langchain_tiered_memory.tiers.working.summary import (
-    SummarizationTimeoutError,
-    Summarizer,
-    SummaryOutcome,
-)
-from langchain_tiered_memory.tiers.working.window import SlidingWindowSummaryBuffer
+from typing import TYPE_CHECKING
+
+from langchain_tiered_memory.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from langchain_tiered_memory.tiers.working.buffers import (
+        ConversationBuffer,
+        PriorityTruncationBuffer,
+        SummaryStatus,
+        WorkingBuffer,
+        WorkingContext,
+    )
+    from langchain_tiered_memory.tiers.working.graph import (
+        WorkingMemoryNode,
+        WorkingMemoryState,
+        create_working_memory_node,
+    )
+    from langchain_tiered_memory.tiers.working.layout import (
+        ContextLayout,
+        ContextWindowBudget,
+        SectionUsage,
+    )
+    from langchain_tiered_memory.tiers.working.messages import (
+        SUMMARY_MESSAGE_ID,
+        CounterLike,
+        MessageLike,
+        Priority,
+    )
+    from langchain_tiered_memory.tiers.working.summary import (
+        SummarizationTimeoutError,
+        Summarizer,
+        SummaryOutcome,
+    )
+    from langchain_tiered_memory.tiers.working.window import (
+        SlidingWindowSummaryBuffer,
+    )
 
 __all__ = [
     "SUMMARY_MESSAGE_ID",
@@ -69,3 +76,28 @@ __all__ = [
     "WorkingMemoryState",
     "create_working_memory_node",
 ]
+
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "SUMMARY_MESSAGE_ID": "langchain_tiered_memory.tiers.working.messages",
+        "ContextLayout": "langchain_tiered_memory.tiers.working.layout",
+        "ContextWindowBudget": "langchain_tiered_memory.tiers.working.layout",
+        "ConversationBuffer": "langchain_tiered_memory.tiers.working.buffers",
+        "CounterLike": "langchain_tiered_memory.tiers.working.messages",
+        "MessageLike": "langchain_tiered_memory.tiers.working.messages",
+        "Priority": "langchain_tiered_memory.tiers.working.messages",
+        "PriorityTruncationBuffer": "langchain_tiered_memory.tiers.working.buffers",
+        "SectionUsage": "langchain_tiered_memory.tiers.working.layout",
+        "SlidingWindowSummaryBuffer": "langchain_tiered_memory.tiers.working.window",
+        "SummarizationTimeoutError": "langchain_tiered_memory.tiers.working.summary",
+        "Summarizer": "langchain_tiered_memory.tiers.working.summary",
+        "SummaryOutcome": "langchain_tiered_memory.tiers.working.summary",
+        "SummaryStatus": "langchain_tiered_memory.tiers.working.buffers",
+        "WorkingBuffer": "langchain_tiered_memory.tiers.working.buffers",
+        "WorkingContext": "langchain_tiered_memory.tiers.working.buffers",
+        "WorkingMemoryNode": "langchain_tiered_memory.tiers.working.graph",
+        "WorkingMemoryState": "langchain_tiered_memory.tiers.working.graph",
+        "create_working_memory_node": "langchain_tiered_memory.tiers.working.graph",
+    },
+)

@@ -1,7 +1,8 @@
 """Token-budgeted conversation buffers: FIFO and priority truncation.
 
-:class:`ConversationBuffer` and :class:`PriorityTruncationBuffer` are the seed's
-buffers, fixed: counts come from the real offline tokenizer with per-message
+:class:`ConversationBuffer` and :class:`PriorityTruncationBuffer` are the buffers of
+the memory-architecture design this library implements, made exact: counts
+come from the real offline tokenizer with per-message
 overhead, a message larger than the whole budget is trimmed instead of
 overflowing it, tool calls and their results are kept or dropped together, and
 token counts are cached so :meth:`get_context` costs time in proportion to the
@@ -83,7 +84,7 @@ class WorkingContext:
     error: str | None = None
 
     def as_dicts(self) -> list[dict[str, Any]]:
-        """The messages as seed-style dicts ``{"role", "content", ...}``."""
+        """The messages as plain dicts ``{"role", "content", ...}``."""
         role = {"human": "user", "ai": "assistant"}
         out = []
         for message in self.messages:
@@ -100,7 +101,7 @@ class WorkingBuffer(ABC):
     """Base class of the buffers: storage, cached token counts, and the add API.
 
     Subclasses implement :meth:`get_context`. ``add`` accepts a ``BaseMessage``,
-    a seed-style dict, or the seed's ``add(role, content)`` form.
+    a ``{"role", "content"}`` dict, or the ``add(role, content)`` form.
 
     Args:
         max_tokens: Budget of the whole context, as a chat request.
@@ -138,7 +139,7 @@ class WorkingBuffer(ABC):
         Args:
             message: A message, a dict ``{"role", "content"}``, or a role name
                 when ``content`` is given.
-            content: The text, in the seed's ``add(role, content)`` form.
+            content: The text, in the ``add(role, content)`` form.
             priority: Used by :class:`PriorityTruncationBuffer`; by default
                 system is CRITICAL, tool calls and results HIGH, the rest MEDIUM.
         """

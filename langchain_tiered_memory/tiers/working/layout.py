@@ -1,4 +1,4 @@
-"""The context-window layout: a token budget split into sections (the seed's diagram).
+"""The context-window layout: a token budget split into sections.
 
 Sections, in layout order, with their share of an 8000-token window::
 
@@ -86,7 +86,7 @@ DEFAULT_SECTION_TOKENS = {
     "current_query": 200,
     "output_reserve": 700,
 }
-"""The seed's layout of an 8000-token window."""
+"""The default layout of an 8000-token window, as the memory-architecture design draws it."""
 
 _DEFAULT_TOTAL = sum(DEFAULT_SECTION_TOKENS.values())
 MEMORIES_HEADER = "Relevant memories:"
@@ -136,10 +136,10 @@ class ContextLayout:
 
 @dataclass(frozen=True)
 class ContextWindowBudget:
-    """A context-window budget split into the seed's sections.
+    """A context-window budget split into sections.
 
     Sections left as ``None`` get their default share of ``total`` (scaled from
-    the seed's 8000-token layout); rounding remainders and anything not
+    the default 8000-token layout); rounding remainders and anything not
     allocated go to ``recent_messages``.
 
     Args:

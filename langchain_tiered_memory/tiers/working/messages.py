@@ -55,7 +55,7 @@ __all__ = [
 ]
 
 MessageLike: TypeAlias = BaseMessage | Mapping[str, Any] | tuple[str, str] | str
-"""A LangChain message, a seed-style dict ``{"role", "content"}``, a
+"""A LangChain message, a plain dict ``{"role", "content"}``, a
 ``(role, content)`` pair, or a plain string (taken as a human message)."""
 
 CounterLike: TypeAlias = TokenCounter | Callable[[str], int]
@@ -68,7 +68,7 @@ SUMMARY_PREFIX = "Summary of earlier conversation:\n"
 
 
 class Priority(IntEnum):
-    """How much a message matters when the budget is tight (the seed's priorities)."""
+    """How much a message matters when the budget is tight."""
 
     LOW = 1
     """Greetings, acknowledgements, filler."""

@@ -124,7 +124,7 @@ def build_summary_prompt(
     max_summary_tokens: int,
     max_prompt_tokens: int,
 ) -> list[BaseMessage]:
-    """The prompt asking for an updated summary (the seed's prompt, budgeted)."""
+    """The prompt asking for an updated summary, within its token budget."""
     instructions = SUMMARY_INSTRUCTIONS.format(max_tokens=max_summary_tokens)
     previous = counter.truncate(previous_summary, max_summary_tokens) or "(none)"
     fixed = counter.count(instructions) + counter.count(previous) + 32

@@ -125,7 +125,7 @@ class SlidingWindowSummaryBuffer(WorkingBuffer):
         summary_trigger_ratio: Summarise when stored tokens pass this share of
             ``max_tokens``.
         summary_max_tokens: The summary's own budget; ``max_tokens // 10`` by
-            default (800 of 8000, as in the seed's layout).
+            default (800 of 8000, as in the default layout).
         counter: Token counter or ``Callable[[str], int]``.
         timeout: Seconds to wait for the model; ``None`` waits forever.
         max_prompt_tokens: Budget of one summarisation prompt (``max_tokens`` by default).
