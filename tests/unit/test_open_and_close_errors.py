@@ -99,8 +99,6 @@ MEMORY_CALLS: dict[str, Callable[[TieredMemory, Path], Any]] = {
     "astats": lambda m, p: m.astats(),
     "flush": lambda m, p: m.flush(),
     "aflush": lambda m, p: m.aflush(),
-    "resume_erasures": lambda m, p: m.resume_erasures(),
-    "aresume_erasures": lambda m, p: m.aresume_erasures(),
 }
 """Every public method of ``TieredMemory`` but ``open``, ``close`` and ``aclose``."""
 
