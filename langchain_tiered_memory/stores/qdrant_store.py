@@ -71,13 +71,11 @@ from langchain_tiered_memory.stores.edge.optimizer import (
     OptimizationStatus,
     Progress,
 )
-from langchain_tiered_memory.stores.estimate_cache import EstimateCache
 from langchain_tiered_memory.stores.fusion import IN_UNIT, FusionConfig
 from langchain_tiered_memory.stores.plan import Planner, RetrievalMode, check_namespace
 from langchain_tiered_memory.stores.requests import (
     EmbedDocuments,
     EmbedQueries,
-    Estimate,
     LexicalIdf,
     Optimize,
     Plan,
@@ -188,7 +186,6 @@ class QdrantMemoryStore(BaseStore):
         self._owns_engine = owns_engine
         self._ready = False
         self._versions = NamespaceVersions()
-        self._estimates = EstimateCache()
 
     # ----------------------------------------------------------- constructors
     @classmethod
@@ -319,12 +316,6 @@ class QdrantMemoryStore(BaseStore):
             return embeddings.embed_documents(request.texts)
         if isinstance(request, EmbedQueries) and embeddings is not None:
             return [embeddings.embed_query(text) for text in request.texts]
-        if isinstance(request, Estimate):  # kept until the next write (see estimate_cache)
-            return self._estimates.sizes(
-                request.filters,
-                self.namespace_version(()),
-                lambda filters: self.engine.execute(Estimate(filters)),
-            )
         return self.engine.execute(request)
 
     async def _aexecute(self, request: Any) -> Any:
