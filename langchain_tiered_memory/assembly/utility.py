@@ -32,7 +32,7 @@ Example:
     ...     now=datetime(2026, 1, 1, tzinfo=timezone.utc), config=UtilityConfig(),
     ...     critical=CriticalFactPolicy())
     >>> [(i.id, round(i.score, 2)) for i in ranked]
-    [('e1', 0.67), ('f1', 0.0)]
+    [('e1', 0.7), ('f1', 0.0)]
 """
 
 from __future__ import annotations
