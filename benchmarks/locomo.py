@@ -115,6 +115,8 @@ def run(args: argparse.Namespace) -> None:
                 convs=list(picked),
                 turns_top_k=args.turns_top_k,
                 embeddings=args.context_embeddings,
+                floor=args.context_floor,
+                packings=args.context_packings,
             )
         )
         return

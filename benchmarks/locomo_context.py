@@ -22,6 +22,7 @@ import tempfile
 import time
 from collections import defaultdict
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from benchmarks._common import format_table, percentile
@@ -56,6 +57,8 @@ def run_context(
     convs: Sequence[int] | None = None,
     turns_top_k: int = 30,
     embeddings: str = "hashing",
+    floor: float | None = None,
+    packings: Sequence[str] = ("utility", "sections"),
 ) -> str:
     """Run the context mode and return its tables (printed by ``locomo.py --context``)."""
     conversations = load_locomo(data)
@@ -70,8 +73,10 @@ def run_context(
         for conv in conversations:
             _ingest(memory, conv)
         memory.close()
-        for packing in ("utility", "sections"):
-            config = AssemblyConfig(packing=packing, turns_top_k=turns_top_k)
+        for packing in packings:
+            config = AssemblyConfig(packing=packing, turns_top_k=turns_top_k)  # type: ignore[arg-type]
+            if floor is not None:
+                config = replace(config, relevance_floor=floor)
             kwargs = {"embeddings": emb} if emb else {}
             memory = TieredMemory.open(path, assembly=config, **kwargs)
             try:
@@ -88,7 +93,7 @@ def run_context(
             finally:
                 memory.close()
     table = []
-    for packing in ("utility", "sections"):
+    for packing in packings:
         for budget in budgets:
             cells: list[str] = [packing, str(budget)]
             every: list[tuple[float, int, float]] = []
@@ -110,7 +115,8 @@ def run_context(
     n = sum(len(c.questions) for c in conversations)
     head = (
         f"# LoCoMo through the context: {len(conversations)} conversations, {n} questions, "
-        f"embeddings {embeddings}, turns_top_k {turns_top_k}; cells are evidence share / "
+        f"embeddings {embeddings}, turns_top_k {turns_top_k}, relevance floor "
+        f"{'default' if floor is None else floor}; cells are evidence share / "
         f"tokens per question; anchors (tokens per question): "
         + ", ".join(f"{k} {v:,}" for k, v in ANCHORS.items())
     )
@@ -133,6 +139,11 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
     )
     ap.add_argument("--budgets", type=int, nargs="+", default=[500, 1000, 2000])
     ap.add_argument("--turns-top-k", type=int, default=30, help="turns asked for (context mode)")
+    ap.add_argument("--context-floor", type=float, default=None, help="relevance floor")
+    ap.add_argument(
+        "--context-packings", nargs="+", choices=["utility", "sections"],
+        default=["utility", "sections"],
+    )  # fmt: skip
     ap.add_argument(
         "--context-embeddings", choices=["hashing", "local"], default="hashing",
         help="embeddings of the context mode (hashing: deterministic, offline, fast)",

@@ -40,7 +40,7 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from langchain_tiered_memory.assembly import convert
@@ -311,9 +311,12 @@ class ContextAssembler:
                 kept, budget=token_budget, counter=self.counter, min_trim_tokens=c.min_trim_tokens
             )
         else:
-            ranked = rank_items(
-                kept, query, now=self.semantic.clock(), config=c.utility, critical=c.critical
-            )
+            ranked = [
+                self._as_profile(i)
+                for i in rank_items(
+                    kept, query, now=self.semantic.clock(), config=c.utility, critical=c.critical
+                )
+            ]
             ctx = pack_by_utility(
                 ranked,
                 budget=token_budget,
@@ -325,6 +328,16 @@ class ContextAssembler:
         ctx.dropped = conflicts + ctx.dropped
         ctx.errors = errors
         return ctx
+
+    def _as_profile(self, item: MemoryItem) -> MemoryItem:
+        """A fact about the user found by the query is shown with the profile.
+
+        Sections are only presentation in utility packing; one frame for the
+        user's facts instead of two saves a frame's tokens (about 36).
+        """
+        if item.section == "knowledge" and item.provenance.get("entity_id") == self.entity_id:
+            return replace(item, section="profile")
+        return item
 
     def build(self, query: str, token_budget: int = 2000) -> MemoryContext:
         """Assemble the memory context for ``query`` in at most ``token_budget`` tokens."""

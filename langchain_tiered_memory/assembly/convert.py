@@ -7,7 +7,7 @@ Examples:
     >>> g = ToolGuidance(tool_name="orders_v1", known=True, total_uses=3, successes=0,
     ...                  failures=3, last_success=False, last_error="410 Gone: use orders_v2")
     >>> [i.text for i in warning_items([g], min_failure_rate=0.3)]
-    ['orders_v1: failed 3 of 3 uses (100%); last error: 410 Gone: use orders_v2']
+    ['orders_v1: failed 3 of 3 uses; last error: 410 Gone: use orders_v2']
 """
 
 from __future__ import annotations
@@ -43,9 +43,8 @@ def warning_items(guidance: Iterable[ToolGuidance], *, min_failure_rate: float) 
             continue
         if g.failure_rate < min_failure_rate and g.last_success is not False:
             continue
-        parts = [
-            f"{g.tool_name}: failed {g.failures} of {g.total_uses} uses ({g.failure_rate:.0%})"
-        ]
+        rate = "" if g.failures == g.total_uses else f" ({g.failure_rate:.0%})"
+        parts = [f"{g.tool_name}: failed {g.failures} of {g.total_uses} uses{rate}"]
         if g.last_error:
             parts.append(f"last error: {g.last_error}")
         if g.last_hint and g.last_hint not in (g.last_error or ""):
@@ -70,11 +69,13 @@ def warning_items(guidance: Iterable[ToolGuidance], *, min_failure_rate: float) 
 
 
 def strategy_items(strategies: Sequence[ScoredStrategy]) -> list[MemoryItem]:
-    """Learned strategies with their confidence and when to apply them."""
+    """Learned strategies with their confidence (once they have outcomes) and when to apply them."""
     items = []
     for s in strategies:
         st = s.strategy
-        text = f"{st.name} (confidence {s.confidence:.0%}): {st.description}"
+        tried = st.success_count + st.failure_count > 0
+        shown = f" (confidence {s.confidence:.0%})" if tried else ""
+        text = f"{st.name}{shown}: {st.description}"
         if st.conditions:
             text += f". Apply when: {st.conditions}"
         if st.procedure:

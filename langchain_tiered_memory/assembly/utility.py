@@ -14,6 +14,9 @@ The parts, all shown in ``MemoryItem.score_breakdown``:
   memory that names the tool (a past task that used it), times
   :data:`LINK_DISCOUNT`; the warning's relevance is the larger of its own
   and this one;
+* ``tier_rank``: the memory's place in its tier's answer (1 for the best
+  match, falling linearly); it scales the utility by
+  ``(1 - rank_share) + rank_share * tier_rank``;
 * ``tier_score``: the score the tier itself gave (its own scale), kept for
   reading with the tier's own parts (a turn's ``fused``, ``neighbour``, ...),
   except where a name above replaces them.
@@ -32,7 +35,7 @@ Example:
     ...     now=datetime(2026, 1, 1, tzinfo=timezone.utc), config=UtilityConfig(),
     ...     critical=CriticalFactPolicy())
     >>> [(i.id, round(i.score, 2)) for i in ranked]
-    [('e1', 0.67), ('f1', 0.0)]
+    [('e1', 0.7), ('f1', 0.0)]
 """
 
 from __future__ import annotations
@@ -52,7 +55,26 @@ from langchain_tiered_memory.tiers.common.ranking import (
     utility_score,
 )
 
-__all__ = ["LINK_DISCOUNT", "rank_items"]
+__all__ = ["LINK_DISCOUNT", "QUERY_RANKED", "rank_items"]
+
+QUERY_RANKED = frozenset({"strategies", "knowledge", "experiences", "conversation"})
+"""Sections whose tier ranks its answers by the query (best first)."""
+
+
+def _tier_ranks(items: Sequence[MemoryItem]) -> list[float]:
+    """1 for each query-ranked tier's first answer, falling linearly to its last."""
+    counts: dict[str, int] = {}
+    for item in items:
+        counts[item.section] = counts.get(item.section, 0) + 1
+    seen: dict[str, int] = {}
+    ranks = []
+    for item in items:
+        pos = seen.get(item.section, 0)
+        seen[item.section] = pos + 1
+        n = counts[item.section]
+        ranks.append(1.0 - pos / n if item.section in QUERY_RANKED else 1.0)
+    return ranks
+
 
 LINK_DISCOUNT = 0.9
 """A tool warning is worth this share of the relevance of a memory that names the tool."""
@@ -93,6 +115,7 @@ def rank_items(
 ) -> list[MemoryItem]:
     """Score every item's utility for ``query``; best first (critical facts first of all).
 
+    ``items`` must be in each tier's order (best first within a section).
     Returns new items: ``score`` is the utility, ``score_breakdown`` its parts
     (and the tier's own score as ``tier_score``), ``critical`` is set.
     """
@@ -100,8 +123,9 @@ def rank_items(
     terms = query_terms(query, docs)
     lexical = [lexical_relevance(terms, d) for d in docs]
     linked = _linked(items, lexical)
+    tier_ranks = _tier_ranks(items)
     ranked: list[MemoryItem] = []
-    for item, lex, link in zip(items, lexical, linked, strict=True):
+    for item, lex, link, tier_rank in zip(items, lexical, linked, tier_ranks, strict=True):
         recency = (
             0.5
             if item.timestamp is None
@@ -115,6 +139,7 @@ def rank_items(
             confidence=1.0 if item.confidence is None else item.confidence,
             prior=config.priors.get(item.section, 0.5),
             config=config,
+            tier_rank=tier_rank,
         )
         is_critical = critical.is_critical(item)
         breakdown = {

@@ -413,6 +413,10 @@ class UtilityConfig:
         similarity_weight: How much the tier's own similarity score (taken as
             calibrated to ``[0, 1]``) may stand in for lexical evidence:
             ``relevance = max(lexical, similarity_weight * similarity)``.
+        rank_share: How much the tier's own order counts: the utility is
+            multiplied by ``(1 - rank_share) + rank_share * tier_rank``, where
+            ``tier_rank`` is 1 for a tier's best match and falls linearly to
+            its last (1 for memories a tier did not rank by the query).
 
     Raises:
         ConfigurationError: A weight or share is negative, not finite or above its bound.
@@ -426,9 +430,10 @@ class UtilityConfig:
     recency_half_life_hours: float = 24.0 * 30
     priors: Mapping[str, float] = field(default_factory=lambda: dict(TIER_PRIORS))
     similarity_weight: float = 0.0
+    rank_share: float = 0.5
 
     def __post_init__(self) -> None:
-        for name in ("quality_share", "similarity_weight"):
+        for name in ("quality_share", "similarity_weight", "rank_share"):
             value = getattr(self, name)
             if not math.isfinite(value) or not 0.0 <= value <= 1.0:
                 raise ConfigurationError(
@@ -463,6 +468,7 @@ class UtilityScore:
     prior: float
     quality: float
     utility: float
+    tier_rank: float = 1.0
 
     def as_dict(self) -> dict[str, float]:
         """The parts, for ``MemoryItem.score_breakdown``."""
@@ -475,6 +481,7 @@ class UtilityScore:
             "confidence": self.confidence,
             "prior": self.prior,
             "quality": self.quality,
+            "tier_rank": self.tier_rank,
             "utility": self.utility,
         }
 
@@ -488,6 +495,7 @@ def utility_score(
     confidence: float,
     prior: float,
     config: UtilityConfig,
+    tier_rank: float = 1.0,
 ) -> UtilityScore:
     """Combine a memory's parts into its utility (see :class:`UtilityConfig`).
 
@@ -510,5 +518,7 @@ def utility_score(
     total_w = sum(weights)
     quality = sum(w * p for w, p in zip(weights, parts, strict=True)) / total_w if total_w else 1.0
     share = config.quality_share
+    rank = _clip(tier_rank)
     utility = rel * ((1.0 - share) + share * quality)
-    return UtilityScore(rel, lex, sim, *parts, quality=quality, utility=utility)
+    utility *= (1.0 - config.rank_share) + config.rank_share * rank
+    return UtilityScore(rel, lex, sim, *parts, quality=quality, utility=utility, tier_rank=rank)
