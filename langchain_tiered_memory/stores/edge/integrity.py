@@ -49,6 +49,7 @@ from langchain_tiered_memory.errors import StoreDamagedError
 __all__ = [
     "MANIFEST",
     "check_shard",
+    "memory_dir",
     "read_manifest",
     "segment_names",
     "wal_last_index",
@@ -61,13 +62,19 @@ _HEADER = 8
 _CRC = 4
 _MASK = 0xFFFFFFFF
 _REPAIR = (
-    "restore the store directory from a backup, or run `tiered-memory verify {root}` "
+    "restore the store directory from a backup, or run `tiered-memory verify --path {root}` "
     "to list every problem"
 )
 
 
+def memory_dir(container: Path) -> Path:
+    """The directory to name in commands: the memory directory (``<dir>/store/<collection>``)."""
+    store = container.parent
+    return store.parent if store.name == "store" else store
+
+
 def _fix(container: Path) -> str:
-    return _REPAIR.format(root=container.parent)
+    return _REPAIR.format(root=memory_dir(container))
 
 
 def read_manifest(container: Path) -> dict[str, Any] | None:
