@@ -8,6 +8,8 @@ Commands::
     tiered-memory import --path DIR (--user U | --map OLD=NEW ... | --keep-file-users) FILE ...
     tiered-memory consolidate --path DIR --user U
     tiered-memory stats --path DIR [--json]
+    tiered-memory verify --path DIR
+    tiered-memory repair --path DIR
 
 Every command exits with 0 on success and with 2 and a one-line message on
 ``stderr`` when something is wrong that the user can fix (a missing or locked
@@ -313,6 +315,47 @@ def _cmd_stats(args: argparse.Namespace) -> int:
     return 0
 
 
+def _containers(root: Path) -> list[Path]:
+    """The collection directories of a memory directory (or of a store directory)."""
+    store = root / "store" if (root / "store").is_dir() else root
+    found = sorted(e for e in store.iterdir() if e.is_dir()) if store.is_dir() else []
+    if not found:
+        raise CliError(f"no memory store at {root}: check --path")
+    return found
+
+
+def _cmd_verify(args: argparse.Namespace) -> int:
+    from langchain_tiered_memory.errors import StoreDamagedError
+    from langchain_tiered_memory.stores.edge.files import verify
+    from langchain_tiered_memory.writeback.outbox import OUTBOX_FILENAME, check_outbox
+
+    root = Path(args.path)
+    problems = [p for container in _containers(root) for p in verify(container)]
+    try:
+        check_outbox(root / OUTBOX_FILENAME)
+    except StoreDamagedError as exc:
+        problems.append(str(exc))
+    for problem in problems:
+        print(f"damaged: {_one_line(problem)}")
+    if not problems:
+        print(f"{root}: every store and outbox file checked is intact")
+    return 1 if problems else 0
+
+
+def _cmd_repair(args: argparse.Namespace) -> int:
+    from langchain_tiered_memory.stores.edge.files import repair_pointer
+
+    repaired = 0
+    for container in _containers(Path(args.path)):
+        named = repair_pointer(container)
+        if named is not None:
+            repaired += 1
+            print(f"{container}: restored the pointer to {named}, as recorded at the last close")
+    if not repaired:
+        print("nothing to repair automatically: run `tiered-memory verify` for what is wrong")
+    return _cmd_verify(args)
+
+
 def _flat(value: Any) -> str:
     if isinstance(value, dict):
         return ", ".join(f"{k}={_flat(v)}" for k, v in value.items()) or "-"
@@ -389,6 +432,14 @@ def build_parser() -> argparse.ArgumentParser:
     stats.add_argument("--path", required=True, help="memory directory")
     stats.add_argument("--json", action="store_true", help="print the figures as JSON")
     stats.set_defaults(func=_cmd_stats)
+
+    verify = add("verify", "check a memory directory's files without opening or changing them")
+    verify.add_argument("--path", required=True, help="memory directory")
+    verify.set_defaults(func=_cmd_verify)
+
+    repair = add("repair", "restore a lost pointer file from the manifest, then verify")
+    repair.add_argument("--path", required=True, help="memory directory")
+    repair.set_defaults(func=_cmd_repair)
     return parser
 
 

@@ -66,7 +66,7 @@ from langchain_tiered_memory.writeback.ops import (
     canonical_json,
 )
 
-__all__ = ["OUTBOX_FILENAME", "Failure", "Outbox", "OutboxRow"]
+__all__ = ["OUTBOX_FILENAME", "Failure", "Outbox", "OutboxRow", "check_outbox"]
 
 logger = logging.getLogger(__name__)
 
@@ -220,6 +220,36 @@ def _high_water(conn: sqlite3.Connection) -> int:
     except sqlite3.OperationalError:  # a new file: no table has been created yet
         return 0
     return int(row[0]) if row else 0
+
+
+def check_outbox(path: Path) -> None:
+    """Check an outbox that is not open, read-only: its files, ``quick_check`` and sequence.
+
+    Raises:
+        OutboxDamagedError: Naming the file and the repair.
+    """
+    state = _read_state(path.with_name(path.name + ".state"))
+    _check_files(path, state)
+    if not path.exists():
+        return
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    except sqlite3.Error as exc:
+        raise OutboxDamagedError(f"cannot open outbox {path}: {exc}") from exc
+    try:
+        problems = [row[0] for row in conn.execute("PRAGMA quick_check(5)").fetchall()]
+        seq = _high_water(conn)
+    except sqlite3.DatabaseError as exc:
+        raise OutboxDamagedError(f"the outbox {path} is damaged ({exc})") from exc
+    finally:
+        conn.close()
+    if problems != ["ok"]:
+        raise OutboxDamagedError(f"the outbox {path} is damaged ({'; '.join(map(str, problems))})")
+    if seq < int((state or {}).get("seq") or 0):
+        raise OutboxDamagedError(
+            f"the outbox {path} has handed out writes up to {seq}, but it had reached write "
+            f"{(state or {}).get('seq')}: it was replaced by an older copy or lost commits"
+        )
 
 
 def _to_datetime(epoch: float) -> datetime:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import struct
 import subprocess
 import sys
 from collections.abc import Callable
@@ -21,6 +22,7 @@ import pytest
 from langgraph.store.memory import InMemoryStore
 from reliability_helpers import make_store
 
+from langchain_tiered_memory.cli.commands import main
 from langchain_tiered_memory.errors import StoreDamagedError
 from langchain_tiered_memory.stores.edge.files import copy_tree
 from langchain_tiered_memory.writeback.ops import WriteOp
@@ -89,7 +91,24 @@ def test_an_intact_store_opens_with_every_record(
 ) -> None:
     """Clean close and unclean stop: no false alarm, every record is there, twice in a row."""
     store = _copy(pristine[how], tmp_path / "s")
+    assert main(["verify", "--path", str(store)]) == 0
     assert _count(store) == ITEMS
+    assert _count(store) == ITEMS
+
+
+def test_an_entry_torn_by_a_crash_while_appended_is_no_false_alarm(
+    pristine: dict[str, Path], tmp_path: Path
+) -> None:
+    """A process killed inside an append leaves an entry without its checksum: not damage."""
+    store = _copy(pristine["kill"], tmp_path / "s")
+    wal = _live(store) / "wal" / "open-1"
+    data = wal.read_bytes()
+    offset = 8
+    while (length := struct.unpack_from("<Q", data, offset)[0]) != 0:
+        offset += 8 + length + (-(length + 4)) % 8 + 4
+    with open(wal, "r+b") as fh:  # the length and data of an entry, its checksum not yet
+        fh.seek(offset)
+        fh.write(struct.pack("<Q", 60) + b"x" * 60)
     assert _count(store) == ITEMS
 
 
@@ -104,8 +123,10 @@ def test_a_missing_pointer_is_refused_and_the_live_shard_is_kept(
     pointer.unlink()
     _refused(store, "tiered_memory.current")
     assert (live / "segments").is_dir(), "the live shard was deleted"
-    # The repair the message names: restore the pointer; every record is back.
-    pointer.write_text(live.name + "\n")
+    assert main(["verify", "--path", str(store)]) == 1
+    # The repair the message names restores the pointer; every record is back.
+    assert main(["repair", "--path", str(store)]) == 0
+    assert pointer.read_text().strip() == live.name
     assert _count(store) == ITEMS
 
 
@@ -122,6 +143,8 @@ def test_a_deleted_segment_folder_is_refused(pristine: dict[str, Path], tmp_path
     segment = next((_live(store) / "segments").iterdir())
     shutil.rmtree(segment)
     _refused(store, segment.name)
+    assert main(["verify", "--path", str(store)]) == 1
+    assert main(["repair", "--path", str(store)]) == 1  # nothing it can restore
 
 
 @pytest.mark.parametrize("how", ["clean", "kill"])
@@ -234,6 +257,8 @@ def test_a_deleted_outbox_with_pending_writes_is_refused(tmp_path: Path) -> None
     _pending_outbox(tmp_path)
     (tmp_path / OUTBOX_FILENAME).unlink()
     _outbox_refused(tmp_path, "40 pending")
+    (tmp_path / "store" / "memories").mkdir(parents=True)  # an empty store beside it
+    assert main(["verify", "--path", str(tmp_path)]) == 1
 
 
 def test_a_deleted_empty_outbox_is_recreated(tmp_path: Path) -> None:

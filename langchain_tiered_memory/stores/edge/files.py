@@ -57,6 +57,7 @@ from langchain_tiered_memory.errors import BackendError, StoreDamagedError
 from langchain_tiered_memory.stores.edge.integrity import (
     MANIFEST,
     check_shard,
+    memory_dir,
     read_manifest,
 )
 
@@ -71,6 +72,8 @@ __all__ = [
     "next_generation",
     "recover",
     "remove_shard",
+    "repair_pointer",
+    "verify",
 ]
 
 META = "tiered_memory_store.json"
@@ -169,8 +172,45 @@ def _check_missing_pointer(container: Path) -> None:
         f"the pointer file {container / CURRENT} is missing, and the store keeps its data in "
         f"generation folder(s) {', '.join(generations) or '(none left)'}{last}: nothing was "
         f"deleted. Restore {CURRENT} from a backup, or write the live generation's name into "
-        f"it (`tiered-memory repair {container.parent}` writes the one the manifest names)"
+        f"it (`tiered-memory repair --path {memory_dir(container)}` writes the one the "
+        "manifest names)"
     )
+
+
+def verify(container: Path) -> list[str]:
+    """Every problem :func:`recover` would refuse ``container`` for, without changing a file."""
+    problems: list[str] = []
+    try:
+        current = _pointer(container)
+        live = container / current if current else container
+        if current and not has_shard(live):
+            problems.append(f"{container / CURRENT} names {current}, which holds no shard")
+            return problems
+        if current is None:
+            _check_missing_pointer(container)
+        check_shard(container, live)
+    except StoreDamagedError as exc:
+        problems.append(str(exc))
+    except BackendError as exc:
+        problems.append(str(exc))
+    return problems
+
+
+def repair_pointer(container: Path) -> str | None:
+    """Rewrite a missing pointer file from the manifest; returns the generation named, or None.
+
+    Only the generation the manifest recorded at the last clean close is
+    restored, and only if it still holds a shard.
+    """
+    if (container / CURRENT).exists() or has_shard(container):
+        return None
+    named = (read_manifest(container) or {}).get("generation")
+    if not isinstance(named, str) or not _GENERATION.match(named) or "." in named:
+        return None
+    if not has_shard(container / named):
+        return None
+    commit(container, container / named)
+    return named
 
 
 def next_generation(container: Path) -> Path:

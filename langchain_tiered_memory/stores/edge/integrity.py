@@ -37,6 +37,7 @@ Example:
 from __future__ import annotations
 
 import json
+import mmap
 import os
 import struct
 from pathlib import Path
@@ -49,6 +50,7 @@ from langchain_tiered_memory.errors import StoreDamagedError
 __all__ = [
     "MANIFEST",
     "check_shard",
+    "memory_dir",
     "read_manifest",
     "segment_names",
     "wal_last_index",
@@ -60,14 +62,21 @@ MANIFEST = "tiered_memory.manifest.json"
 _HEADER = 8
 _CRC = 4
 _MASK = 0xFFFFFFFF
+_CHUNK = 1 << 20
 _REPAIR = (
-    "restore the store directory from a backup, or run `tiered-memory verify {root}` "
+    "restore the store directory from a backup, or run `tiered-memory verify --path {root}` "
     "to list every problem"
 )
 
 
+def memory_dir(container: Path) -> Path:
+    """The directory to name in commands: the memory directory (``<dir>/store/<collection>``)."""
+    store = container.parent
+    return store.parent if store.name == "store" else store
+
+
 def _fix(container: Path) -> str:
-    return _REPAIR.format(root=container.parent)
+    return _REPAIR.format(root=memory_dir(container))
 
 
 def read_manifest(container: Path) -> dict[str, Any] | None:
@@ -119,20 +128,36 @@ def _scan_segment(path: Path) -> int:
     Raises:
         StoreDamagedError: An entry fails its checksum and is not a torn tail.
     """
-    data = path.read_bytes()
-    if len(data) < _HEADER or data[:3] != b"wal":
+    with open(path, "rb") as fh:
+        size = os.fstat(fh.fileno()).st_size
+        if size < _HEADER:
+            raise StoreDamagedError(f"the write-ahead-log file {path} has no valid header")
+        with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as data:
+            return _scan(path, data, size)
+
+
+def _all_zero(data: mmap.mmap, start: int, end: int) -> bool:
+    """Whether bytes ``start:end`` are all zero (never written: a torn tail, not damage)."""
+    for at in range(start, end, _CHUNK):
+        chunk = data[at : min(at + _CHUNK, end)]
+        if chunk.count(0) != len(chunk):
+            return False
+    return True
+
+
+def _scan(path: Path, data: mmap.mmap, size: int) -> int:
+    if data[:3] != b"wal":
         raise StoreDamagedError(f"the write-ahead-log file {path} has no valid header")
     crc = struct.unpack_from("<I", data, 4)[0]
     offset, count = _HEADER, 0
-    while offset + _HEADER + _CRC < len(data):
+    while offset + _HEADER + _CRC < size:
         (length,) = struct.unpack_from("<Q", data, offset)
         end = offset + _HEADER + length + (-(length + _CRC)) % 8
-        if end + _CRC > len(data):
+        if end + _CRC > size:
             break
         stored = struct.unpack_from("<I", data, end)[0]
         if crc32c.crc32c(data[offset:end], _reflect(crc) ^ _MASK) != stored:
-            rest = data[end + _CRC :]
-            torn = stored == 0 and rest.count(0) == len(rest)
+            torn = stored == 0 and _all_zero(data, end + _CRC, size)
             if length and not torn:
                 raise StoreDamagedError(
                     f"the write-ahead-log file {path} is damaged at byte {offset}: entry "
