@@ -72,6 +72,8 @@ from benchmarks.store_scale import (
     put_points,
 )
 
+os.environ.setdefault("MEM0_TELEMETRY", "False")  # read when mem0 is imported: no upload
+
 STORES = ("tiered", "tiered-optimized", "sqlite", "inmemory", "lgqdrant", "mem0")
 LABELS = {
     "tiered": "QdrantMemoryStore embedded",
@@ -183,7 +185,6 @@ class LangGraphQdrantPeer(Peer):
 
 class Mem0Peer(Peer):
     def open(self) -> None:
-        os.environ["MEM0_TELEMETRY"] = "False"
         from langchain_core.language_models.fake_chat_models import FakeListChatModel
         from mem0 import Memory  # type: ignore[import-untyped]
 
