@@ -33,6 +33,7 @@ __all__ = [
     "CALIBRATED",
     "DEFAULT_CANDIDATES",
     "DEFAULT_FUSION",
+    "DENSE_GAP",
     "FusionConfig",
     "Normalization",
     "fuse",
@@ -181,9 +182,10 @@ def weighted_score_fusion(
         normalization: How each retriever's scores are scaled first (see
             :func:`normalize_scores`): one method for all, or retriever name -> method
             (retrievers not named use ``"minmax"``).
-        missing: Normalised score for a key a retriever did not return; default is
-            0.0 for a calibrated normalization (below any match it returned) and the
-            retriever's lowest normalised score otherwise.
+        missing: Normalised score for a key a retriever did not return; by default
+            below every key it returned: 0 for ``"saturate"``, the lowest returned
+            minus :data:`DENSE_GAP` for ``"cosine"``, and the retriever's lowest
+            normalised score for the relative scales.
         saturation: ``k`` of the ``"saturate"`` normalization.
         convex: Divide by the sum of the weights, so ``[0, 1]`` scores fuse into ``[0, 1]``.
 
@@ -208,13 +210,33 @@ def weighted_score_fusion(
     for name, ns in normed.items():
         floor = missing
         if floor is None:
-            floor = 0.0 if methods[name] in CALIBRATED else min(ns.values(), default=0.0)
+            floor = _missing(methods[name], ns)
         for key in totals:
             totals[key] += w[name] * ns.get(key, floor)
     total_weight = sum(w.values())
     if convex and total_weight > 0:
         totals = {key: t / total_weight for key, t in totals.items()}
     return _sorted(totals, order)
+
+
+DENSE_GAP = 0.01
+"""How far below the lowest returned ``"cosine"`` score a candidate the dense side missed is put."""
+
+
+def _missing(method: str, normalized: Mapping[K, float]) -> float:
+    """The normalised score of a candidate a retriever did not return.
+
+    ``"saturate"`` (BM25): 0, no query word counted. ``"cosine"``: the dense side
+    returns its nearest candidates, so a missed one is at most as similar as the
+    lowest returned: it gets :data:`DENSE_GAP` less (never below 0). Relative
+    scales: the list's lowest score.
+    """
+    lowest = min(normalized.values(), default=0.0)
+    if method == "saturate":
+        return 0.0
+    if method == "cosine":
+        return max(0.0, lowest - DENSE_GAP)
+    return lowest
 
 
 @dataclass(frozen=True)
@@ -272,10 +294,13 @@ def fuse(scores: Mapping[str, Mapping[K, float]], config: FusionConfig) -> list[
 
 DEFAULT_FUSION = FusionConfig(
     method="score",
-    weights={"lexical": 0.5, "dense": 0.5},
-    normalization={"lexical": "saturate", "dense": "cosine"},
+    weights={"dense": 0.7, "lexical": 0.3},
+    normalization={"dense": "cosine", "lexical": "saturate"},
 )
-"""Hybrid search: ``0.5 * (1 + cosine) / 2 + 0.5 * bm25 / (bm25 + 6)``, each score in [0, 1]."""
+"""Hybrid search: ``0.7 * (1 + cosine) / 2 + 0.3 * bm25 / (bm25 + 6)``, in [0, 1].
+
+The weights and the BM25 half-point were chosen on LoCoMo evidence recall
+(``benchmarks/locomo.py``): they match the relative fusion they replace overall."""
 
 DEFAULT_CANDIDATES = 100
 """Candidates fetched per retriever before fusion."""

@@ -7,9 +7,9 @@ a hybrid search transfers one page of payloads, not two candidate lists.
 
 Every score is in ``[0, 1]``. Fusion follows the store's
 :class:`~langchain_tiered_memory.stores.fusion.FusionConfig`: the default is
-:data:`~langchain_tiered_memory.stores.fusion.DEFAULT_FUSION` (the mean of the cosine
-similarity mapped to ``(1 + cosine) / 2`` and the BM25 score saturated to
-``s / (s + 6)``); ``method="rrf"`` gives reciprocal rank fusion with ties ranked
+:data:`~langchain_tiered_memory.stores.fusion.DEFAULT_FUSION` (``0.7`` times the cosine
+similarity mapped to ``(1 + cosine) / 2`` plus ``0.3`` times the BM25 score saturated
+to ``s / (s + 6)``); ``method="rrf"`` gives reciprocal rank fusion with ties ranked
 equally, divided by its best possible value. Dense and lexical searches report
 their engine score on the same two scales (:func:`calibrated`). Either way equal fused scores are
 ordered by point id, so both engines give the same order (engines order equal

@@ -104,17 +104,18 @@ DEFAULT_LEXICAL_ENRICH = EnrichConfig(context_before=2, turn_weight=2)
 DEFAULT_DENSE_ENRICH = EnrichConfig(context_before=0, include_caption=False, include_time=True)
 """Embedded text of a turn: ``[1:56 pm on 8 May, 2023] speaker: text``."""
 
-DEFAULT_NEIGHBOUR_BOOST = 0.6
-"""Weight of :func:`apply_neighbour_boost` (the mean positive fused score of the
-previous and next turn, when they are candidates too)."""
+DEFAULT_NEIGHBOUR_BOOST = 0.02
+"""Weight of :func:`apply_neighbour_boost` (the mean fused score of the previous and
+next turn, when they are candidates too). The store's hybrid scores are calibrated to
+``[0, 1]`` and the candidates of one query lie close together, so boosts are small."""
 
-DEFAULT_SESSION_BOOST = 0.2
-"""Weight of :func:`apply_session_boost` (the best positive fused score among the
-other candidates of a turn's session)."""
+DEFAULT_SESSION_BOOST = 0.02
+"""Weight of :func:`apply_session_boost` (the best fused score among the other
+candidates of a turn's session)."""
 
-DEFAULT_SPEAKER_BOOST = 1.0
-"""Added to a z-score-fused score when the query names the turn's speaker
+DEFAULT_SPEAKER_BOOST = 0.02
+"""Added to the store's ``[0, 1]`` score when the query names the turn's speaker
 (:func:`apply_speaker_boost`)."""
 
-DEFAULT_TIME_BOOST = TimeBoost(weight=1.0, slack=timedelta(days=30))
-"""Added (times the time match) to a z-score-fused score when the query names a time."""
+DEFAULT_TIME_BOOST = TimeBoost(weight=0.04, slack=timedelta(days=30))
+"""Added (times the time match) to the store's ``[0, 1]`` score when the query names a time."""

@@ -291,7 +291,8 @@ class ConversationTurns:
             ops += (GetOp(self.meta_namespace, _LATEST_KEY),)
         items, *meta = yield StoreOps(ops)
         fused, turns = _search_hits(items or [])
-        scores = {k: TurnScore(fused=s) for k, s in fused}
+        scale = cfg.score_scale()
+        scores = {k: TurnScore(fused=s, scale=scale) for k, s in fused}
         if cfg.neighbour_boost:
             boosted = apply_neighbour_boost(fused, _neighbours(turns), cfg.neighbour_boost)
             fused = _note(boosted, fused, scores, "neighbour")

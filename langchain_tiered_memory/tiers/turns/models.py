@@ -160,6 +160,20 @@ class TurnsConfig:
     time_boost: TimeBoost | None = DEFAULT_TIME_BOOST
     speaker_boost: float = DEFAULT_SPEAKER_BOOST
 
+    def score_scale(self) -> float:
+        """1 plus each boost's largest share: a turn's total divided by it stays in ``[0, 1]``.
+
+        The store's score is at most 1; the neighbour and session boosts add at
+        most their weight times 1, the time and speaker boosts at most their weight.
+
+        Example:
+            >>> TurnsConfig(neighbour_boost=0.5, session_boost=0.0, time_boost=None,
+            ...             speaker_boost=0.5).score_scale()
+            2.0
+        """
+        time = self.time_boost.weight if self.time_boost is not None else 0.0
+        return 1.0 + self.neighbour_boost + self.session_boost + time + self.speaker_boost
+
     def __post_init__(self) -> None:
         for name in ("lexical_enrich", "dense_enrich"):
             if not isinstance(getattr(self, name), EnrichConfig):
@@ -216,6 +230,9 @@ class TurnScore:
         session: Added by the same-session boost.
         time: Added by the time boost.
         speaker: Added by the speaker boost.
+        scale: The largest sum the search's settings allow (1 plus every boost's
+            largest share, see :meth:`TurnsConfig.score_scale`); :attr:`total` is
+            divided by it.
     """
 
     fused: float
@@ -223,11 +240,13 @@ class TurnScore:
     session: float = 0.0
     time: float = 0.0
     speaker: float = 0.0
+    scale: float = 1.0
 
     @property
     def total(self) -> float:
-        """The score the turns are ranked by."""
-        return self.fused + self.neighbour + self.session + self.time + self.speaker
+        """The score the turns are ranked by, in ``[0, 1]`` like the store's scores."""
+        boosted = self.fused + self.neighbour + self.session + self.time + self.speaker
+        return boosted / self.scale
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import shutil
+from pathlib import Path
 
 import pytest
 from langgraph.store.base import (
@@ -264,3 +266,25 @@ async def test_async_concurrent_writes_and_reads(store: BaseStore) -> None:
     assert [g is None for g in got] == [True] * 25 + [False] * 25
     found = await store.asearch(("test",), filter={"index": {"$gt": 40}}, limit=100)
     assert sorted(i.value["index"] for i in found) == list(range(41, 50))
+
+
+@pytest.mark.parametrize(
+    "engine",
+    ["embedded", pytest.param("client-local", marks=pytest.mark.slow)],  # local mode: minutes
+)
+def test_large_batches(engine: str, tmp_path: Path) -> None:
+    from store_support import StoreFactory, fast_tmp_dir
+
+    directory = fast_tmp_dir(tmp_path / "stores")
+    factory = StoreFactory(engine, directory)
+    try:
+        store = factory()
+        ops = [PutOp(("big", f"n{i % 10}"), f"k{i}", {"i": i}) for i in range(2000)]
+        assert store.batch(ops) == [None] * len(ops)
+        got = store.batch([GetOp(("big", f"n{i % 10}"), f"k{i}") for i in range(0, 2000, 7)])
+        assert [g.value["i"] for g in got] == list(range(0, 2000, 7))  # type: ignore[union-attr]
+        assert len(store.search(("big",), filter={"i": {"$gte": 1000}}, limit=2000)) == 1000
+        assert len(store.list_namespaces(prefix=("big",))) == 10
+    finally:
+        factory.close_all()
+        shutil.rmtree(directory, ignore_errors=True)
