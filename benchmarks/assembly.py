@@ -153,7 +153,7 @@ def measure_packings(
     for packing in packings:
         user = memory.for_user("target")
         if packing is not None:
-            user.assembler.config = replace(user.assembler.config, packing=packing)
+            user.assembler.config = replace(user.assembler.config, packing=packing)  # type: ignore[arg-type]
         user.build_memory_context("warm-up query", token_budget=budget)
         users[packing] = user
     times: dict[str | None, list[float]] = {p: [] for p in packings}

@@ -41,13 +41,20 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from benchmarks._common import environment, format_table, percentile
-from langchain_tiered_memory import AssemblyConfig, Episode, TieredMemory, ToolUsageRecord
+from langchain_tiered_memory import (
+    AssemblyConfig,
+    Episode,
+    Outcome,
+    TieredMemory,
+    ToolUsageRecord,
+)
+from langchain_tiered_memory.assembly.assembler import Packing
 from langchain_tiered_memory.assembly.items import MemoryContext
 from langchain_tiered_memory.testing.fakes import FakeClock, HashingEmbeddings
 from langchain_tiered_memory.tiers.episodic.models import TrajectoryStep
 
 BUDGETS = (200, 400, 1000, 2000)
-PACKINGS = ("utility", "sections")
+PACKINGS: tuple[Packing, ...] = ("utility", "sections")
 
 ALLERGENS = ["peanuts", "shellfish", "penicillin", "sesame", "latex", "walnuts", "soy", "eggs"]
 CITIES = [
@@ -197,7 +204,7 @@ def distractor_episodes(story: Story, rng: random.Random, count: int) -> list[Ep
         episodes.append(
             Episode(
                 task_description=task,
-                outcome="success",
+                outcome=Outcome.SUCCESS,
                 reflection=lesson,
                 trajectory=[TrajectoryStep(action="respond", observation="ok")],
                 importance=rng.choice([0.2, 0.3, 0.5]),
@@ -216,7 +223,7 @@ def write_session_one(memory: TieredMemory, story: Story, rng: random.Random, fa
     user.episodic.record(
         Episode(
             task_description=f"Fix {story.project} deployment: pods in {story.problem}",
-            outcome="failure",
+            outcome=Outcome.FAILURE,
             reflection=(
                 f"Restarting did not help; root cause was {story.cause}. Check the pod logs "
                 "and secrets first."

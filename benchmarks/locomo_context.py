@@ -77,8 +77,11 @@ def run_context(
             config = AssemblyConfig(packing=packing, turns_top_k=turns_top_k)  # type: ignore[arg-type]
             if floor is not None:
                 config = replace(config, relevance_floor=floor)
-            kwargs = {"embeddings": emb} if emb else {}
-            memory = TieredMemory.open(path, assembly=config, **kwargs)
+            memory = (
+                TieredMemory.open(path, assembly=config, embeddings=emb)
+                if emb
+                else TieredMemory.open(path, assembly=config)
+            )
             try:
                 for conv in conversations:
                     user = memory.for_user(conv.sample_id)
