@@ -115,7 +115,7 @@ def apply_neighbour_boost(
     A turn that answers ("Yes, twice!") rarely names its topic; the turn before it
     does. When both are candidates, each lends the other part of its score, so the
     pair outranks an isolated near-miss. Neighbours that are not candidates, and
-    negative (below-average z-score) neighbours, add nothing.
+    neighbours with a score of 0 or less, add nothing.
 
     Args:
         fused: ``(key, score)`` best first, as :func:`.fusion.fuse` returns.
@@ -157,12 +157,12 @@ def apply_session_boost(
     are candidates, the session is likely the right one and each of its turns gains
     a little of its best match, so they outrank isolated near-misses from other
     sessions. Candidates alone in their session, and sessions whose best other score
-    is negative (a below-average z-score), gain nothing.
+    is 0 or less, gain nothing.
 
     Args:
         fused: ``(key, score)`` best first, as :func:`.fusion.fuse` returns.
         sessions: Key -> its session (missing or None: no boost).
-        weight: 0 keeps the order; 0.2 on z-score-fused scores (see
+        weight: 0 keeps the order; on scores in [0, 1] (see
             :data:`~langchain_tiered_memory.tiers.turns.defaults.DEFAULT_SESSION_BOOST`).
 
     Returns:
