@@ -23,7 +23,7 @@ one request for all of a batch's searches):
   6,700 points of 384-d) sent 10k-point namespaces of a 1M-point store through
   the graph: recall@10 0.59 on random vectors, and a 1% value filter over the
   collection found 39% with ACORN in 255 ms; scanned exactly, recall 1.00 in
-  8.8 and 15.4 ms (``README.md``, Benchmarks).
+  8.8 and 15.4 ms (``docs/benchmarks.md``).
 
 Examples:
     >>> from langgraph.store.base import SearchOp

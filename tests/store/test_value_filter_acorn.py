@@ -5,7 +5,7 @@ Only namespace prefixes have HNSW links of their own
 that keeps more points than the engine scans exactly (about 6,700 of 384-d)
 sends the search through the graph, where the filtered-out neighbours strand it:
 a 10% value range over 100k random vectors found 18% of the true top 10. With
-ACORN (neighbours of neighbours) it found 98% (``README.md``, Benchmarks). But
+ACORN (neighbours of neighbours) it found 98% (``docs/benchmarks.md``). But
 ACORN costs 4-6 ms on a filter that keeps most of a user's facts, so it is asked
 for only when the value filter keeps under 40% of the points carrying its
 fields. The benefit needs that scale; these tests pin the decision and that the
