@@ -1,7 +1,8 @@
 """The embedded engine leaves out the expiry check while no item has a TTL.
 
 The engine checks ``not (expires_us <= now)`` for every point it scans, even when
-no point has an ``expires_us``: 1-3 ms per 10k scanned points (``docs/benchmarks.md``). One process writes an embedded store, so it knows when the first
+no point has an ``expires_us``: 1-3 ms per 10k scanned points
+(``docs/benchmarks.md``). One process writes an embedded store, so it knows when the first
 item with a TTL arrives; from then on (and on every open of a store that holds
 one) reads check expiry again.
 """

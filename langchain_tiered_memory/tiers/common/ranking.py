@@ -4,8 +4,9 @@ Each component is a number in ``[0, 1]``:
 
 * **relevance**: the store's similarity score made comparable across stores.
   ``QdrantMemoryStore`` scores in ``[0, 1]`` in every mode; other stores may not
-  (LangGraph's ``InMemoryStore`` returns cosine in ``[-1, 1]``), so by default (``relevance_scale="relative"``) each
-  score is divided by the best score among the candidates: the best match gets 1.
+  (LangGraph's ``InMemoryStore`` returns cosine in ``[-1, 1]``), so by default
+  (``relevance_scale="relative"``) each score is divided by the best score among
+  the candidates: the best match gets 1.
   With ``"absolute"`` the score is taken as a cosine similarity and clipped to
   ``[0, 1]`` (below zero means unrelated);
 * **recency**: ``0.5 ** (age_hours / half_life_hours)``: 1 now, 0.5 after one
