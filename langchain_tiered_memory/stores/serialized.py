@@ -3,10 +3,10 @@
 LangGraph's ``InMemoryStore`` iterates plain dictionaries with no lock, so a
 search running while another thread writes can fail with ``RuntimeError:
 dictionary changed size during iteration``. This library writes from threads
-of its own (buffered episode accesses are written by a timer thread; the
-context assembler asks the tiers from a thread pool), which made that race
-real: the assembly benchmark on ``InMemoryStore`` lost a call's experiences
-section that way. :func:`thread_safe` gives such a store one lock that
+of its own (the durable writer applies queued writes on a thread; the
+context assembler asks the tiers from a thread pool), which makes that race
+real: without the lock, a context built on ``InMemoryStore`` while episodes
+are written can lose its experiences section that way. :func:`thread_safe` gives such a store one lock that
 every tier sharing it goes through; stores that handle concurrency themselves
 (``QdrantMemoryStore``, ``PostgresStore``, ...) are returned as they are. The
 wrapper has exactly the optional abilities of the store it wraps
