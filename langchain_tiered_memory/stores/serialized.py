@@ -7,8 +7,9 @@ of its own (the durable writer applies queued writes on a thread; the
 context assembler asks the tiers from a thread pool), which makes that race
 real: without the lock, a context built on ``InMemoryStore`` while episodes
 are written can lose its experiences section that way. :func:`thread_safe`
-gives such a store one lock that every tier sharing it goes through; stores that handle concurrency themselves
-(``QdrantMemoryStore``, ``PostgresStore``, ...) are returned as they are. The
+gives such a store one lock that every tier sharing it goes through; stores
+that handle concurrency themselves (``QdrantMemoryStore``, ``PostgresStore``,
+...) are returned as they are. The
 wrapper has exactly the optional abilities of the store it wraps
 (:mod:`~langchain_tiered_memory.stores.abilities`), each run under its lock.
 
