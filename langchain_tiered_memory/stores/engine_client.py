@@ -314,6 +314,16 @@ def _calls(name: str, request: Any, indexed: set[str]) -> Calls:
     raise TypeError(f"the client engine cannot execute {type(request).__name__}")
 
 
+def _is_local(client: QdrantClient | AsyncQdrantClient) -> bool:
+    """Whether ``client`` runs qdrant-client's local mode (``":memory:"`` or a path).
+
+    The client's public ``init_options`` decide it by the same rule the client
+    applies when it picks its local or remote implementation.
+    """
+    options = client.init_options
+    return options.get("location") == ":memory:" or options.get("path") is not None
+
+
 def _translate(exc: Exception) -> BackendError:
     return BackendError(f"Qdrant client request failed: {type(exc).__name__}: {exc}")
 
@@ -336,10 +346,7 @@ class ClientEngine:
         self._indexed: set[str] = set()  # payload fields known to have an index
         # qdrant-client's local mode is plain Python dicts and numpy arrays, not
         # thread-safe: one request at a time. Server clients run concurrently.
-        local = type(getattr(client, "_client", None)).__name__ in (
-            "QdrantLocal",
-            "AsyncQdrantLocal",
-        )
+        local = _is_local(client)
         self._lock: AbstractContextManager[Any] = threading.RLock() if local else nullcontext()
         # Local mode scans every search and counts in Python: estimates there cost a scan.
         self.estimates = not local
