@@ -1,24 +1,17 @@
 """Procedural memory on any LangGraph ``BaseStore``: tool statistics, strategies, preferences.
 
 Everything lives in the store, so a new process (a new :class:`ProceduralMemory`
-on the same store) sees the same statistics. Counts are safe under concurrent
-writers: each tool use and each strategy outcome is its own item (key: a new
-uuid), folded into statistics on read (:mod:`.procedural_stats`); nothing is
-read, incremented and written back.
+on the same store) sees the same statistics. Each tool has one statistics
+record and each strategy one counts record (:mod:`.stats`); a write reads the
+record, adds to it and writes it back while holding that record's lock
+(:func:`~langchain_tiered_memory.tiers.common.slot_lock.slot_lock`), which every
+thread and asyncio task of the process shares, so no count is lost. A read is
+one item per tool or strategy, however many uses were recorded.
 
-Reads stay fast as events pile up: events are compacted into segments
-(:mod:`.event_log`) that reads combine with only the newer events, with the
-exact result of folding every event, however compactions and writers
-interleave. :meth:`ProceduralMemory.compact` compacts everything; a read that
-sees more than ``ProceduralConfig.compact_after`` un-compacted events of one
-tool or strategy compacts those itself.
-
-Namespaces under the scope: ``("procedural", "tool_uses")`` (one item per use)
-with ``("procedural", "tool_uses_folded")`` and ``("procedural",
-"tool_uses_folded_events")`` (segment heads and bodies), ``("procedural",
-"strategies")`` (definitions, embedded for relevance), ``("procedural",
-"strategy_outcomes")`` with ``..._folded`` and ``..._folded_events`` likewise,
-and ``("procedural", "preferences")``.
+Namespaces under the scope: ``("procedural", "tool_stats")`` (one record per
+tool, keyed by its name), ``("procedural", "strategies")`` (definitions,
+embedded for relevance), ``("procedural", "strategy_counts")`` (one record per
+strategy, keyed like its definition) and ``("procedural", "preferences")``.
 
 Examples:
     >>> from langgraph.store.memory import InMemoryStore
@@ -34,7 +27,6 @@ Examples:
 from __future__ import annotations
 
 import math
-import uuid
 from collections.abc import Hashable
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -44,8 +36,8 @@ from langgraph.store.base import BaseStore, GetOp, PutOp, SearchItem, SearchOp
 
 from langchain_tiered_memory.errors import ConfigurationError, InvalidInputError
 from langchain_tiered_memory.stores.abilities import NamespaceVersioned
+from langchain_tiered_memory.stores.serialized import unwrap
 from langchain_tiered_memory.tiers.common.args import Clock, tier_args
-from langchain_tiered_memory.tiers.common.event_log import CompactionResult, EventLog
 from langchain_tiered_memory.tiers.common.ranking import RelevanceScale, relevance_scores
 from langchain_tiered_memory.tiers.common.records import (
     Plan,
@@ -57,6 +49,7 @@ from langchain_tiered_memory.tiers.common.records import (
     validate_model,
 )
 from langchain_tiered_memory.tiers.common.scope import MemoryScope
+from langchain_tiered_memory.tiers.common.slot_lock import SlotLock, slot_lock
 from langchain_tiered_memory.tiers.procedural.models import (
     ScoredStrategy,
     Strategy,
@@ -65,20 +58,15 @@ from langchain_tiered_memory.tiers.procedural.models import (
 )
 from langchain_tiered_memory.tiers.procedural.render import render_injection
 from langchain_tiered_memory.tiers.procedural.stats import (
-    OUTCOME_EVENTS,
-    TOOL_EVENTS,
-    ToolTally,
+    OutcomeCounts,
+    ToolStats,
     strategy_from_value,
     strategy_key,
     strategy_value,
-    tool_event_value,
     validate_tool_use,
 )
 
 __all__ = ["ProceduralConfig", "ProceduralMemory"]
-
-_GROUP_READ_LIMIT = 64
-"""Above this many strategies, one read of every outcome beats one read per strategy."""
 
 
 @dataclass(frozen=True)
@@ -100,9 +88,6 @@ class ProceduralConfig:
             successful calls is reported as a pattern.
         relevance_scale: How store scores become relevance in [0, 1]; see
             :class:`~langchain_tiered_memory.tiers.common.ranking.RankingConfig`.
-        compact_after: A read that sees more than this many un-compacted events
-            of one tool or strategy compacts them (``None``: only
-            :meth:`ProceduralMemory.compact` does).
     """
 
     relevance_weight: float = 0.6
@@ -116,14 +101,8 @@ class ProceduralConfig:
     max_common_errors: int = 5
     pattern_min_frequency: float = 0.6
     relevance_scale: RelevanceScale = "relative"
-    compact_after: int | None = 200
 
     def __post_init__(self) -> None:
-        n = self.compact_after
-        if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 1):
-            raise ConfigurationError(
-                f"compact_after={n!r}: use a whole number >= 1, or None to compact only on demand"
-            )
         weights = (self.relevance_weight, self.confidence_weight)
         if any(not math.isfinite(w) or w < 0 for w in weights) or sum(weights) <= 0:
             raise ConfigurationError(
@@ -214,45 +193,32 @@ class ProceduralMemory:
         self.store: BaseStore = self._args.store
         self.scope: MemoryScope = self._args.scope
         self.config = config or ProceduralConfig()
-        self.tools_namespace = scope.namespace("procedural", "tool_uses")
+        self.tool_stats_namespace = scope.namespace("procedural", "tool_stats")
         self.strategies_namespace = scope.namespace("procedural", "strategies")
-        self.outcomes_namespace = scope.namespace("procedural", "strategy_outcomes")
+        self.strategy_counts_namespace = scope.namespace("procedural", "strategy_counts")
         self.preferences_namespace = scope.namespace("procedural", "preferences")
-        self.tool_log = EventLog(
-            TOOL_EVENTS,
-            self.tools_namespace,
-            scope.namespace("procedural", "tool_uses_folded"),
-            scope.namespace("procedural", "tool_uses_folded_events"),
-        )
         self._guidance_memo = _GuidanceMemo()
-        self.outcome_log = EventLog(
-            OUTCOME_EVENTS,
-            self.outcomes_namespace,
-            scope.namespace("procedural", "strategy_outcomes_folded"),
-            scope.namespace("procedural", "strategy_outcomes_folded_events"),
-        )
 
     def _now(self) -> datetime:
         return self._args.now()
 
-    # ------------------------------------------------------------------ plans: compaction
-
-    def _compact_plan(self) -> Plan[CompactionResult]:
-        tools = yield from self.tool_log.read_plan(None)
-        done = yield from self.tool_log.compact_plan(tools)
-        outcomes = yield from self.outcome_log.read_plan(None)
-        return done + (yield from self.outcome_log.compact_plan(outcomes))
+    def _lock(self, namespace: tuple[str, ...], key: str) -> SlotLock:
+        """The process-wide lock of one statistics record (held from its read to its write)."""
+        return slot_lock(unwrap(self.store), namespace, key, "")
 
     # ------------------------------------------------------------------ plans: tools
 
-    def _record_tool_plan(self, record: ToolUsageRecord | dict[str, Any]) -> Plan[ToolUsageRecord]:
-        rec = validate_tool_use(record)
-        put = PutOp(self.tools_namespace, rec.record_id, tool_event_value(rec), index=False)
-        yield StoreOps((put,))
+    def _record_tool_plan(self, rec: ToolUsageRecord) -> Plan[ToolUsageRecord]:
+        """Add ``rec`` to its tool's record; run it holding that record's lock."""
+        namespace, key = self.tool_stats_namespace, rec.tool_name
+        (item,) = yield StoreOps((GetOp(namespace, key),))
+        stats = ToolStats.from_value(None if item is None else item.value)
+        if stats.add(rec):
+            yield StoreOps((PutOp(namespace, key, stats.to_value(key), index=False),))
         return rec
 
-    def _guidance(self, tool_name: str, tally: ToolTally) -> ToolGuidance:
-        return tally.guidance(
+    def _guidance(self, tool_name: str, value: dict[str, Any] | None) -> ToolGuidance:
+        return ToolStats.from_value(value).guidance(
             tool_name,
             max_errors=self.config.max_common_errors,
             pattern_min_frequency=self.config.pattern_min_frequency,
@@ -260,16 +226,12 @@ class ProceduralMemory:
 
     def _guidance_plan(self, tool_name: str) -> Plan[ToolGuidance]:
         name = _name(tool_name, "tool_name")
-        read = yield from self.tool_log.read_plan([name])
-        guidance = self._guidance(name, read.view(name).tally)
-        yield from self.tool_log.auto_compact_plan(read, [name], self.config.compact_after)
-        return guidance
+        (item,) = yield StoreOps((GetOp(self.tool_stats_namespace, name),))
+        return self._guidance(name, None if item is None else item.value)
 
     def _all_guidance_plan(self) -> Plan[list[ToolGuidance]]:
-        read = yield from self.tool_log.read_plan(None)
-        groups = read.groups()
-        guidance = [self._guidance(name, read.view(name).tally) for name in groups]
-        yield from self.tool_log.auto_compact_plan(read, groups, self.config.compact_after)
+        items = yield from search_all(self.tool_stats_namespace, [None])
+        guidance = [self._guidance(i.key, i.value) for i in sorted(items, key=lambda i: i.key)]
         return [g for g in guidance if g.known]
 
     # ------------------------------------------------------------------ plans: strategies
@@ -297,13 +259,12 @@ class ProceduralMemory:
     def _with_counts(self, strategies: list[Strategy]) -> Plan[list[Strategy]]:
         if not strategies:
             return []
-        keys = [strategy_key(s.name) for s in strategies]
-        read = yield from self.outcome_log.read_plan(
-            keys if len(keys) <= _GROUP_READ_LIMIT else None
-        )
-        counted = [read.view(k).tally.apply(s) for k, s in zip(keys, strategies, strict=True)]
-        yield from self.outcome_log.auto_compact_plan(read, keys, self.config.compact_after)
-        return counted
+        namespace = self.strategy_counts_namespace
+        items = yield StoreOps(tuple(GetOp(namespace, strategy_key(s.name)) for s in strategies))
+        return [
+            OutcomeCounts.from_value(None if item is None else item.value).apply(s)
+            for s, item in zip(strategies, items, strict=True)
+        ]
 
     def _get_strategy_plan(self, name: str) -> Plan[Strategy | None]:
         key = strategy_key(_name(name, "strategy name"))
@@ -313,25 +274,26 @@ class ProceduralMemory:
         (strategy,) = yield from self._with_counts([strategy_from_value(item.value)])
         return strategy
 
-    def _outcome_plan(self, name: str, success: bool) -> Plan[Strategy]:
+    def _outcome_key(self, name: str, success: bool) -> str:
+        """The counts key of strategy ``name``, once the arguments are checked."""
         if not isinstance(success, bool):
             raise InvalidInputError(f"success is {success!r}: pass True or False")
-        key = strategy_key(_name(name, "strategy name"))
-        (item,) = yield StoreOps((GetOp(self.strategies_namespace, key),))
+        return strategy_key(_name(name, "strategy name"))
+
+    def _outcome_plan(self, name: str, key: str, success: bool) -> Plan[Strategy]:
+        """Count one outcome; run it holding the lock of the strategy's counts record."""
+        namespace = self.strategy_counts_namespace
+        item, counted = yield StoreOps(
+            (GetOp(self.strategies_namespace, key), GetOp(namespace, key))
+        )
         if item is None:
             raise InvalidInputError(
                 f"strategy {name!r} is not registered: call register_strategy first"
             )
-        now = self._now()
-        event = {
-            "strategy_key": key,
-            "success": success,
-            "ts": to_epoch(now),
-            "timestamp": now.isoformat(),
-        }
-        yield StoreOps((PutOp(self.outcomes_namespace, uuid.uuid4().hex, event, index=False),))
-        (strategy,) = yield from self._with_counts([strategy_from_value(item.value)])
-        return strategy
+        counts = OutcomeCounts.from_value(None if counted is None else counted.value)
+        counts.add(self._now(), success)
+        yield StoreOps((PutOp(namespace, key, counts.to_value(key), index=False),))
+        return counts.apply(strategy_from_value(item.value))
 
     def _scored(self, strategy: Strategy, relevance: float | None) -> ScoredStrategy:
         w_rel, w_conf = self.config.relevance_weight, self.config.confidence_weight
@@ -410,17 +372,25 @@ class ProceduralMemory:
     # ------------------------------------------------------------------ public API
 
     def record_tool_use(self, record: ToolUsageRecord | dict[str, Any]) -> ToolUsageRecord:
-        """Store one tool use (secrets redacted); returns the record as stored.
+        """Count one tool use (secrets redacted) in its tool's statistics; returns the record.
+
+        A ``record_id`` among the tool's last
+        :data:`~langchain_tiered_memory.tiers.procedural.stats.RECENT_IDS` uses
+        counts once (a queued write replayed after a crash).
 
         Raises:
             InvalidInputError: The record is invalid (e.g. empty tool name,
                 negative time); nothing was stored.
         """
-        return run_plan(self.store, self._record_tool_plan(record))
+        rec = validate_tool_use(record)
+        with self._lock(self.tool_stats_namespace, rec.tool_name):
+            return run_plan(self.store, self._record_tool_plan(rec))
 
     async def arecord_tool_use(self, record: ToolUsageRecord | dict[str, Any]) -> ToolUsageRecord:
         """Async twin of :meth:`record_tool_use`."""
-        return await arun_plan(self.store, self._record_tool_plan(record))
+        rec = validate_tool_use(record)
+        async with self._lock(self.tool_stats_namespace, rec.tool_name):
+            return await arun_plan(self.store, self._record_tool_plan(rec))
 
     def get_tool_guidance(self, tool_name: str) -> ToolGuidance:
         """Success rate, average time, common normalised errors and parameter patterns."""
@@ -434,10 +404,9 @@ class ProceduralMemory:
         """Guidance for every tool used in this scope, by tool name.
 
         On a store that versions its namespaces (the embedded
-        ``QdrantMemoryStore``, see its ``namespace_version``) the folded result
-        is kept and reused until this scope's procedural memory changes: the
-        context assembler asks for it on every call, and folding the tool-use
-        log is most of that read's time.
+        ``QdrantMemoryStore``, see its ``namespace_version``) the result is
+        kept and reused until this scope's procedural memory changes: the
+        context assembler asks for it on every call.
         """
         return run_plan(self.store, self._kept_guidance_plan())
 
@@ -458,19 +427,6 @@ class ProceduralMemory:
         if not isinstance(self.store, NamespaceVersioned):
             return None
         return self.store.namespace_version(self.scope.namespace("procedural"))
-
-    def compact(self) -> CompactionResult:
-        """Fold every tool use and strategy outcome into segments and delete the folded events.
-
-        Safe at any time, also while other processes write or compact: no event is
-        lost or counted twice (see :mod:`~langchain_tiered_memory.tiers.common.event_log`).
-        Reads give the same statistics before and after.
-        """
-        return run_plan(self.store, self._compact_plan())
-
-    async def acompact(self) -> CompactionResult:
-        """Async twin of :meth:`compact`."""
-        return await arun_plan(self.store, self._compact_plan())
 
     def register_strategy(
         self, name: str, description: str, conditions: str = "", procedure: str = ""
@@ -499,11 +455,15 @@ class ProceduralMemory:
         Raises:
             InvalidInputError: The strategy is not registered.
         """
-        return run_plan(self.store, self._outcome_plan(name, success))
+        key = self._outcome_key(name, success)
+        with self._lock(self.strategy_counts_namespace, key):
+            return run_plan(self.store, self._outcome_plan(name, key, success))
 
     async def aupdate_strategy_outcome(self, name: str, success: bool) -> Strategy:
         """Async twin of :meth:`update_strategy_outcome`."""
-        return await arun_plan(self.store, self._outcome_plan(name, success))
+        key = self._outcome_key(name, success)
+        async with self._lock(self.strategy_counts_namespace, key):
+            return await arun_plan(self.store, self._outcome_plan(name, key, success))
 
     def get_applicable_strategies(
         self,
