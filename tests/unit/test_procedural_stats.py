@@ -148,3 +148,57 @@ def test_a_tool_record_stays_small_and_keeps_what_most_calls_share() -> None:
     assert len(item.value["errors"]) <= MAX_KINDS
     assert len(item.value["params"]["q"][3]) <= MAX_KINDS
     assert len(json.dumps(item.value)) < 100_000
+
+
+def test_statistics_of_the_earlier_layout_are_moved_once() -> None:
+    """Uses and outcomes stored one item per event, partly folded into segments."""
+    store = InMemoryStore()
+    scope = MemoryScope("gus")
+
+    def ns(name: str) -> tuple[str, ...]:
+        return scope.namespace("procedural", name)
+
+    t0 = START.timestamp()
+    use_r1 = {"record_id": "r1", "tool_name": "search", "success": True, "ts": t0 + 1,
+              "execution_time_ms": 10.0, "error_message": "", "hint": "",
+              "parameters_json": '{"limit": 50}'}  # fmt: skip
+    use_r3 = {"record_id": "r3", "tool_name": "search", "success": False, "ts": t0 + 3,
+              "execution_time_ms": 30.0, "error_message": "410 Gone", "hint": "use v2",
+              "parameters_json": "{}"}  # fmt: skip
+    events = [[t0 + 1, 1, 10.0, "", "", "", {"limit": "50"}], [t0 + 2, 1, 20.0, "", "", "", {}]]
+    old = {
+        ns("tool_uses"): {"r1": use_r1, "r3": use_r3},  # r1 is in the segment too
+        ns("tool_uses_folded"): {"s1": {"tool_name": "search", "count": 2}},
+        ns("tool_uses_folded_events"): {
+            "s1": {"tool_name": "search", "ids": '["r1", "r2"]', "events": json.dumps(events)}
+        },
+        ns("strategy_outcomes"): {"o1": {"strategy_key": "backoff", "success": True, "ts": t0}},
+        ns("strategy_outcomes_folded"): {"s2": {"strategy_key": "backoff", "count": 2}},
+        ns("strategy_outcomes_folded_events"): {
+            "s2": {"strategy_key": "backoff", "ids": '["o2", "o3"]', "events": "[[1, 1], [2, 0]]"}
+        },
+    }
+
+    def write_old() -> None:
+        for namespace, items in old.items():
+            for key, value in items.items():
+                store.put(namespace, key, value, index=False)
+
+    def check(memory: ProceduralMemory) -> None:
+        g = memory.get_tool_guidance("search")
+        assert (g.total_uses, g.successes, g.failures) == (3, 2, 1)
+        assert g.avg_execution_time_ms == 20.0 and g.successful_patterns == []
+        assert (g.last_error, g.last_hint, g.last_success) == ("410 Gone", "use v2", False)
+        strategy = memory.get_strategy("backoff")
+        assert strategy is not None
+        assert (strategy.success_count, strategy.failure_count) == (2, 1)
+        assert all(store.search(namespace) == [] for namespace in old)
+
+    write_old()
+    memory = ProceduralMemory(store, scope)
+    memory.register_strategy("Backoff", "Retry with backoff")
+    check(memory)
+    write_old()  # as if a move stopped after writing the records, before its deletes
+    check(ProceduralMemory(store, scope))
+    memory.record_tool_use(use("new", 1))
+    assert memory.get_tool_guidance("search").total_uses == 4

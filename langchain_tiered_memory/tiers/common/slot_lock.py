@@ -5,7 +5,8 @@ Writing one is read-decide-write: read the slot, compare, then supersede or
 reinforce. Two writers interleaving those steps would each supersede the value
 they read and both write a new current one. :class:`SlotLock` serialises them:
 every write to a slot holds the lock of ``(store, namespace, entity, slot)``
-from the read to the write.
+from the read to the write. Procedural memory holds the same kind of lock
+while it updates a tool's statistics record or a strategy's counts.
 
 The locks are shared process-wide, so every :class:`SemanticMemory` on one store
 object (several ``TieredMemory`` facades over it, the durable writer's thread,

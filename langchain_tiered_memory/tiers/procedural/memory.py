@@ -30,7 +30,7 @@ import math
 from collections.abc import Hashable
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from langgraph.store.base import BaseStore, GetOp, PutOp, SearchItem, SearchOp
 
@@ -50,6 +50,7 @@ from langchain_tiered_memory.tiers.common.records import (
 )
 from langchain_tiered_memory.tiers.common.scope import MemoryScope
 from langchain_tiered_memory.tiers.common.slot_lock import SlotLock, slot_lock
+from langchain_tiered_memory.tiers.procedural.legacy import fold_legacy_plan
 from langchain_tiered_memory.tiers.procedural.models import (
     ScoredStrategy,
     Strategy,
@@ -67,6 +68,8 @@ from langchain_tiered_memory.tiers.procedural.stats import (
 )
 
 __all__ = ["ProceduralConfig", "ProceduralMemory"]
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -198,6 +201,7 @@ class ProceduralMemory:
         self.strategy_counts_namespace = scope.namespace("procedural", "strategy_counts")
         self.preferences_namespace = scope.namespace("procedural", "preferences")
         self._guidance_memo = _GuidanceMemo()
+        self._legacy_moved = False  # statistics of the earlier layout (see :mod:`.legacy`)
 
     def _now(self) -> datetime:
         return self._args.now()
@@ -205,6 +209,33 @@ class ProceduralMemory:
     def _lock(self, namespace: tuple[str, ...], key: str) -> SlotLock:
         """The process-wide lock of one statistics record (held from its read to its write)."""
         return slot_lock(unwrap(self.store), namespace, key, "")
+
+    def _legacy_plan(self) -> Plan[int]:
+        return fold_legacy_plan(
+            self.scope, self.tool_stats_namespace, self.strategy_counts_namespace
+        )
+
+    def _run(self, plan: Plan[T], lock: SlotLock | None = None) -> T:
+        """Run ``plan`` (holding ``lock``), the earlier layout's statistics moved first."""
+        if not self._legacy_moved:
+            with self._lock(self.scope.namespace("procedural"), "legacy"):
+                run_plan(self.store, self._legacy_plan())
+                self._legacy_moved = True
+        if lock is None:
+            return run_plan(self.store, plan)
+        with lock:
+            return run_plan(self.store, plan)
+
+    async def _arun(self, plan: Plan[T], lock: SlotLock | None = None) -> T:
+        """Async twin of :meth:`_run`."""
+        if not self._legacy_moved:
+            async with self._lock(self.scope.namespace("procedural"), "legacy"):
+                await arun_plan(self.store, self._legacy_plan())
+                self._legacy_moved = True
+        if lock is None:
+            return await arun_plan(self.store, plan)
+        async with lock:
+            return await arun_plan(self.store, plan)
 
     # ------------------------------------------------------------------ plans: tools
 
@@ -383,22 +414,23 @@ class ProceduralMemory:
                 negative time); nothing was stored.
         """
         rec = validate_tool_use(record)
-        with self._lock(self.tool_stats_namespace, rec.tool_name):
-            return run_plan(self.store, self._record_tool_plan(rec))
+        return self._run(
+            self._record_tool_plan(rec), self._lock(self.tool_stats_namespace, rec.tool_name)
+        )
 
     async def arecord_tool_use(self, record: ToolUsageRecord | dict[str, Any]) -> ToolUsageRecord:
         """Async twin of :meth:`record_tool_use`."""
         rec = validate_tool_use(record)
-        async with self._lock(self.tool_stats_namespace, rec.tool_name):
-            return await arun_plan(self.store, self._record_tool_plan(rec))
+        lock = self._lock(self.tool_stats_namespace, rec.tool_name)
+        return await self._arun(self._record_tool_plan(rec), lock)
 
     def get_tool_guidance(self, tool_name: str) -> ToolGuidance:
         """Success rate, average time, common normalised errors and parameter patterns."""
-        return run_plan(self.store, self._guidance_plan(tool_name))
+        return self._run(self._guidance_plan(tool_name))
 
     async def aget_tool_guidance(self, tool_name: str) -> ToolGuidance:
         """Async twin of :meth:`get_tool_guidance`."""
-        return await arun_plan(self.store, self._guidance_plan(tool_name))
+        return await self._arun(self._guidance_plan(tool_name))
 
     def get_all_tool_guidance(self) -> list[ToolGuidance]:
         """Guidance for every tool used in this scope, by tool name.
@@ -408,11 +440,11 @@ class ProceduralMemory:
         kept and reused until this scope's procedural memory changes: the
         context assembler asks for it on every call.
         """
-        return run_plan(self.store, self._kept_guidance_plan())
+        return self._run(self._kept_guidance_plan())
 
     async def aget_all_tool_guidance(self) -> list[ToolGuidance]:
         """Async twin of :meth:`get_all_tool_guidance`."""
-        return await arun_plan(self.store, self._kept_guidance_plan())
+        return await self._arun(self._kept_guidance_plan())
 
     def _kept_guidance_plan(self) -> Plan[list[ToolGuidance]]:
         # The version is read before the log (when the driver starts the plan).
@@ -432,22 +464,22 @@ class ProceduralMemory:
         self, name: str, description: str, conditions: str = "", procedure: str = ""
     ) -> Strategy:
         """Register (or redefine) a strategy; its recorded outcomes are kept."""
-        return run_plan(self.store, self._register_plan(name, description, conditions, procedure))
+        return self._run(self._register_plan(name, description, conditions, procedure))
 
     async def aregister_strategy(
         self, name: str, description: str, conditions: str = "", procedure: str = ""
     ) -> Strategy:
         """Async twin of :meth:`register_strategy`."""
         plan = self._register_plan(name, description, conditions, procedure)
-        return await arun_plan(self.store, plan)
+        return await self._arun(plan)
 
     def get_strategy(self, name: str) -> Strategy | None:
         """A strategy with its counts, or ``None``."""
-        return run_plan(self.store, self._get_strategy_plan(name))
+        return self._run(self._get_strategy_plan(name))
 
     async def aget_strategy(self, name: str) -> Strategy | None:
         """Async twin of :meth:`get_strategy`."""
-        return await arun_plan(self.store, self._get_strategy_plan(name))
+        return await self._arun(self._get_strategy_plan(name))
 
     def update_strategy_outcome(self, name: str, success: bool) -> Strategy:
         """Record one outcome of a strategy; returns it with its new counts.
@@ -456,14 +488,14 @@ class ProceduralMemory:
             InvalidInputError: The strategy is not registered.
         """
         key = self._outcome_key(name, success)
-        with self._lock(self.strategy_counts_namespace, key):
-            return run_plan(self.store, self._outcome_plan(name, key, success))
+        lock = self._lock(self.strategy_counts_namespace, key)
+        return self._run(self._outcome_plan(name, key, success), lock)
 
     async def aupdate_strategy_outcome(self, name: str, success: bool) -> Strategy:
         """Async twin of :meth:`update_strategy_outcome`."""
         key = self._outcome_key(name, success)
-        async with self._lock(self.strategy_counts_namespace, key):
-            return await arun_plan(self.store, self._outcome_plan(name, key, success))
+        lock = self._lock(self.strategy_counts_namespace, key)
+        return await self._arun(self._outcome_plan(name, key, success), lock)
 
     def get_applicable_strategies(
         self,
@@ -478,7 +510,7 @@ class ProceduralMemory:
         Without a context (``None`` or blank), every strategy ranks by confidence.
         """
         plan = self._applicable_plan(context, top_k, min_confidence, min_relevance)
-        return run_plan(self.store, plan)
+        return self._run(plan)
 
     async def aget_applicable_strategies(
         self,
@@ -490,7 +522,7 @@ class ProceduralMemory:
     ) -> list[ScoredStrategy]:
         """Async twin of :meth:`get_applicable_strategies`."""
         plan = self._applicable_plan(context, top_k, min_confidence, min_relevance)
-        return await arun_plan(self.store, plan)
+        return await self._arun(plan)
 
     def set_preference(self, key: str, value: Any) -> None:
         """Set a user preference (JSON-serialisable value); the last write wins."""
@@ -521,8 +553,8 @@ class ProceduralMemory:
 
         Returns ``""`` when there is nothing to say.
         """
-        return run_plan(self.store, self._injection_plan(context))
+        return self._run(self._injection_plan(context))
 
     async def aget_context_injection(self, context: str | None = None) -> str:
         """Async twin of :meth:`get_context_injection`."""
-        return await arun_plan(self.store, self._injection_plan(context))
+        return await self._arun(self._injection_plan(context))
