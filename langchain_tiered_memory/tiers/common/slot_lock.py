@@ -110,8 +110,9 @@ class SlotLock:
             ):
                 raise ConfigurationError(
                     "a synchronous memory write was called inside a running event loop while "
-                    "an async write of that loop is updating the same fact slot; it would wait "
-                    "forever: await the async twin instead (e.g. astore_fact, aremember)"
+                    "an async write of that loop is updating the same fact slot or statistics "
+                    "record; it would wait forever: await the async twin instead (e.g. "
+                    "astore_fact, aremember, arecord_tool_use)"
                 )
             waiter = _Waiter(loop=None, event=threading.Event())
             self._waiters.append(waiter)

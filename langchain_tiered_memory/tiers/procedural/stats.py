@@ -10,7 +10,7 @@ threads and asyncio tasks of a process never lose a count.
 
 A tool use counts once per ``record_id``: ``add`` skips an id among the tool's
 last :data:`RECENT_IDS` uses, which covers a queued write replayed after a
-crash and a consolidation pass re-run after one. Tables of error kinds and
+crash and a consolidation pass run again after one. Tables of error kinds and
 parameter values are exact up to :data:`MAX_KINDS` entries each; beyond that
 the least frequent entry makes room (a value most calls share always stays).
 
