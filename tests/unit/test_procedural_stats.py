@@ -145,8 +145,8 @@ def test_a_tool_record_stays_small_and_keeps_what_most_calls_share() -> None:
     assert (g.common_errors[0].signature, g.common_errors[0].count) == ("quota exceeded", 200)
     assert g.successful_patterns == ["limit=50 (always)"]
     (item,) = store.search(memory.tool_stats_namespace)
-    assert len(item.value["errors"]) <= MAX_KINDS
-    assert len(item.value["params"]["q"][3]) <= MAX_KINDS
+    stats = ToolStats.from_value(item.value)
+    assert len(stats.errors) <= MAX_KINDS and len(stats.params["q"][3]) <= MAX_KINDS
     assert len(json.dumps(item.value)) < 100_000
 
 

@@ -79,6 +79,10 @@ def validate_tool_use(record: ToolUsageRecord | dict[str, Any]) -> ToolUsageReco
     return rec
 
 
+def _compact(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
 def _clip(text: str, limit: int = _MAX_TEXT) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
@@ -182,18 +186,22 @@ class ToolStats:
             seen[1:3] = [ts, rid]
 
     def to_value(self, tool_name: str) -> dict[str, Any]:
-        """The stored record (read back with :meth:`from_value`)."""
-        return {
-            "tool_name": tool_name,
-            "uses": self.uses,
-            "successes": self.successes,
-            "ms": self.ms,
-            "last": self.last,
-            "last_failure": self.last_failure,
-            "errors": self.errors,
-            "params": self.params,
-            "recent": self.recent,
-        }
+        """The stored record (read back with :meth:`from_value`).
+
+        The statistics are one JSON text field: a store builds its payload from
+        one string far faster than from the nested tables.
+        """
+        stats = [
+            self.uses,
+            self.successes,
+            self.ms,
+            self.last,
+            self.last_failure,
+            self.errors,
+            self.params,
+            self.recent,
+        ]
+        return {"tool_name": tool_name, "uses": self.uses, "stats": _compact(stats)}
 
     @classmethod
     def from_value(cls, data: Mapping[str, Any] | None) -> ToolStats:
@@ -201,12 +209,13 @@ class ToolStats:
         stats = cls()
         if data is None:
             return stats
-        stats.uses, stats.successes = int(data["uses"]), int(data["successes"])
-        stats.ms = [float(x) for x in data["ms"]]
-        stats.last, stats.last_failure = data["last"], data["last_failure"]
-        stats.errors = {str(k): list(v) for k, v in data["errors"].items()}
-        stats.params = {str(k): list(v) for k, v in data["params"].items()}
-        stats.recent = [str(i) for i in data["recent"]]
+        uses, successes, ms, last, failure, errors, params, recent = json.loads(data["stats"])
+        stats.uses, stats.successes = int(uses), int(successes)
+        stats.ms = [float(x) for x in ms]
+        stats.last, stats.last_failure = last, failure
+        stats.errors = {str(k): list(v) for k, v in errors.items()}
+        stats.params = {str(k): list(v) for k, v in params.items()}
+        stats.recent = [str(i) for i in recent]
         return stats
 
     def patterns(self, min_frequency: float) -> list[str]:
