@@ -99,7 +99,10 @@ def fuse_rrf(lists: Sequence[Sequence[Hit]], k: int = RRF_K) -> list[tuple[Hit, 
 
 
 def fuse_hybrid(
-    dense: Sequence[Hit], lexical: Sequence[Hit] | None, config: FusionConfig
+    dense: Sequence[Hit],
+    lexical: Sequence[Hit] | None,
+    config: FusionConfig,
+    depth: int | None = None,
 ) -> list[tuple[Hit, float]]:
     """Fuse the dense and lexical candidate lists as ``config`` says, best first.
 
@@ -123,6 +126,8 @@ def fuse_hybrid(
         normalization={name: config.method_of(name) for name in lists},
         saturation=config.saturation,
         convex=True,
+        spread_floor=config.spread_floor,
+        complete=[n for n, hits in lists.items() if depth is None or len(hits) < depth],
     )
     first = {h.id: h for hits in lists.values() for h in reversed(hits)}
     ranked = _tie_sorted([(Hit(pid, score, first[pid].payload), score) for pid, score in fused])
@@ -296,7 +301,12 @@ def search_pages(
         elif mode == "hybrid":
             dense, lexical = answers[0], answers[1] if len(answers) > 1 else None
             pages.append(
-                [(hit, score) for hit, score in fuse_hybrid(dense, lexical, fusion)[start:stop]]
+                [
+                    (hit, score)
+                    for hit, score in fuse_hybrid(dense, lexical, fusion, queries[0].limit)[
+                        start:stop
+                    ]
+                ]
             )
         else:
             hits = yield from _complete_ties(queries[0], answers[0], stop)
