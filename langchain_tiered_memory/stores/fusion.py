@@ -7,10 +7,15 @@ Two families, both pure functions over ``{key: score}`` maps:
 * **Score fusion** (:func:`weighted_score_fusion`): each list's scores are put on
   ``[0, 1]`` and combined with weights. It keeps the margins, which is what lets a
   very confident lexical match beat a lukewarm dense one. The calibrated scales
-  (the default) map each score on its own, so a score means the same in every
-  query: ``"cosine"`` is ``(1 + cosine) / 2``, ``"saturate"`` is ``s / (s + k)``
-  for a BM25 score ``s``. The relative scales (``"minmax"`` over the candidates,
+  map each score on its own, so a score means the same in every query:
+  ``"cosine"`` is ``(1 + cosine) / 2``, ``"saturate"`` is ``s / (s + k)`` for a
+  BM25 score ``s``. The relative scales (``"minmax"`` over the candidates,
   ``"zscore"``, ``"max"``: divide by the best score) depend on the other candidates.
+  With ``spread_floor`` set, each side's weight is divided by the spread of its
+  scores over its candidates, so each side counts by how far a candidate stands
+  out among its own candidates, as with z-scores, and the fused score stays a
+  weighted mean in ``[0, 1]``. The default (:data:`DEFAULT_FUSION`) does this with
+  the calibrated cosine and the BM25 score divided by the query's best.
 
 Examples:
     >>> from langchain_tiered_memory.stores.fusion import weighted_rrf
@@ -283,6 +288,10 @@ class FusionConfig:
         rrf_k: The constant for ``method="rrf"``.
         saturation: ``k`` of the ``"saturate"`` scaling ``s / (s + k)`` (also the
             scale of a store's lexical-mode scores).
+        spread_floor: When set, each retriever's weight is divided by the spread
+            (standard deviation) of its normalised scores over its candidates, at
+            least this much (see :func:`weighted_score_fusion`); None keeps the
+            weights as given.
 
     Examples:
         >>> cfg = FusionConfig(weights={"dense": 1.0, "lexical": 2.0})

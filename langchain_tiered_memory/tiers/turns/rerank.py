@@ -59,8 +59,9 @@ class TimeBoost:
     """How much a match with a time named in the query adds to a fused score.
 
     Attributes:
-        weight: Added at a full match; fused scores are on a 0..sum(weights) scale,
-            so 0.1 moves a candidate ahead of close competitors, not far ones.
+        weight: Added at a full match. ``ConversationTurns.search`` multiplies it by
+            the spread of its candidates' scores (:func:`candidate_spread`), so 1.0
+            moves a turn ahead of close competitors, not far ones.
         slack: Partial credit this far outside the named range (memories are often
             written a little after the event).
 
