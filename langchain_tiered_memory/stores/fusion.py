@@ -269,10 +269,7 @@ def _missing(method: str, normalized: Mapping[K, float], *, complete: bool = Fal
         return lowest
     if complete or not normalized:
         return 0.0
-    return max(0.0, lowest - _GAP * max(_spread(normalized), MIN_SPREAD))
-
-
-_GAP = MISSING_GAP
+    return max(0.0, lowest - MISSING_GAP * max(_spread(normalized), MIN_SPREAD))
 
 
 @dataclass(frozen=True)

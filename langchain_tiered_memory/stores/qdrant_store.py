@@ -9,7 +9,9 @@ Two engines sit behind one query compiler (:mod:`.plan`):
 Retrieval is ``"hybrid"`` (dense + BM25 fused), ``"dense"`` or ``"lexical"``,
 chosen per store and overridable per search. Hybrid fusion is a
 :class:`~langchain_tiered_memory.stores.fusion.FusionConfig` (``fusion=``): by default
-a weighted mean of calibrated cosine and BM25 scores (:data:`.fusion.DEFAULT_FUSION`),
+a weighted mean of the calibrated cosine and the BM25 score relative to the query's
+best, each side weighted by the inverse spread of its candidates' scores
+(:data:`.fusion.DEFAULT_FUSION`),
 or reciprocal rank fusion with ``FusionConfig(method="rrf")``. ``lexical_fields=``
 BM25-indexes other value fields than the embedded ones (e.g. a turn plus its
 neighbouring turns), with repeat weights. BM25 document frequencies count the
