@@ -198,8 +198,9 @@ def weighted_score_fusion(
         saturation: ``k`` of the ``"saturate"`` normalization.
         convex: Divide by the sum of the weights, so ``[0, 1]`` scores fuse into ``[0, 1]``.
         spread_floor: When set, each retriever's weight is divided by the spread
-            (standard deviation) of its normalised scores over the candidates it
-            returned, taken as at least ``spread_floor``. A retriever then counts by
+            (standard deviation) of its normalised scores, taken as at least
+            ``spread_floor``: over every key when the retriever is ``complete`` (the
+            keys it did not return at 0), else over the keys it returned. A retriever then counts by
             how far a candidate stands out among its own candidates, as with
             z-scores, while the fused score stays a weighted mean of normalised
             scores. None: the weights as given.
@@ -224,7 +225,12 @@ def weighted_score_fusion(
         for key in s:
             order.setdefault(key, len(order))
     if spread_floor is not None:
-        w = {name: w[name] / max(_spread(normed[name]), spread_floor) for name in w}
+        spreads = {
+            # A side that returned every match ranks all candidates: the rest at 0.
+            name: _spread({key: ns.get(key, 0.0) for key in order} if name in complete else ns)
+            for name, ns in normed.items()
+        }
+        w = {name: w[name] / max(spreads[name], spread_floor) for name in w}
     totals: dict[K, float] = dict.fromkeys(order, 0.0)
     for name, ns in normed.items():
         floor = missing

@@ -143,6 +143,17 @@ def test_scores_stay_in_the_unit_interval_and_follow_each_side() -> None:
             assert scores[hi.id] >= scores[lo.id]
 
 
+def test_one_lexical_match_among_many_keeps_the_other_scores_meaningful() -> None:
+    # BM25 matched one of twenty documents: it ranks first, and the others keep
+    # scores near their dense scores instead of collapsing towards 0.
+    dense = [Hit(f"p{i}", 0.5 - i / 100, {}) for i in range(20)]
+    fused = fuse_hybrid(dense, [Hit("p10", 2.0, {})], DEFAULT_FUSION, 100)
+    assert fused[0][0].id == "p10"
+    rest = dict((h.id, s) for h, s in fused[1:])
+    assert list(rest)[:3] == ["p0", "p1", "p2"]
+    assert rest["p0"] > 0.5 * (1 + 0.5) / 2
+
+
 def test_a_single_genuine_hit_gets_a_real_score() -> None:
     # One candidate per side: no spread, so the base weights (0.75 dense, 1.0 lexical)
     # mix the calibrated cosine and the best BM25 match's share (1.0).
