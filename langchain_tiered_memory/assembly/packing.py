@@ -26,11 +26,13 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from langchain_tiered_memory.assembly.framing import (
-    PREAMBLE,
     frame_close,
+    frame_memories,
     frame_open,
     make_nonce,
+    render_heading,
     render_line,
+    render_section,
     sanitize,
 )
 from langchain_tiered_memory.assembly.items import DroppedItem, MemoryContext, MemoryItem
@@ -53,16 +55,19 @@ SECTION_ORDER: tuple[str, ...] = (
 
 
 def _render(chosen: dict[str, list[MemoryItem]], nonce: str) -> tuple[str, dict[str, str]]:
-    blocks: dict[str, str] = {}
-    for section in SECTION_ORDER:
-        items = chosen.get(section)
-        if items:
-            lines = [frame_open(section, nonce), *(render_line(i.text) for i in items)]
-            lines.append(frame_close(nonce))
-            blocks[section] = "\n".join(lines)
-    if not blocks:
-        return "", blocks
-    return PREAMBLE + "\n\n" + "\n\n".join(blocks.values()), blocks
+    shown = [(s, [i.text for i in chosen[s]]) for s in SECTION_ORDER if chosen.get(s)]
+    blocks = {s: render_section(s, texts) for s, texts in shown}
+    return frame_memories(shown, nonce=nonce), blocks
+
+
+def _frame_cost(counter: TokenCounter, nonce: str) -> int:
+    """Tokens of the frame, paid once: preamble, opening and closing delimiters, joins."""
+    return counter.count(frame_open(nonce)) + counter.count(frame_close(nonce)) + 2
+
+
+def _heading_cost(counter: TokenCounter) -> dict[str, int]:
+    """Tokens of each section's heading line (and its line break), paid when it opens."""
+    return {s: counter.count(render_heading(s)) + 1 for s in SECTION_ORDER}
 
 
 def pack_items(
@@ -97,12 +102,12 @@ def pack_items(
         section_items.sort(key=lambda i: -i.score)
 
     nonce = make_nonce(i.text for s in SECTION_ORDER for i in by_section[s])
-    used = counter.count(PREAMBLE) + 1
+    frame, headings = _frame_cost(counter, nonce), _heading_cost(counter)
+    used = 0
     chosen: dict[str, list[MemoryItem]] = {}
     for section in SECTION_ORDER:
-        overhead = counter.count(frame_open(section, nonce)) + counter.count(frame_close(nonce)) + 3
         for item in by_section[section]:
-            opening = 0 if section in chosen else overhead
+            opening = (0 if chosen else frame) + (0 if section in chosen else headings[section])
             cost = counter.count(render_line(item.text)) + 1
             if used + opening + cost <= budget:
                 chosen.setdefault(section, []).append(item)
@@ -192,16 +197,13 @@ def pack_by_utility(
     ranked.sort(key=lambda r: -r[0])
 
     nonce = make_nonce(i.text for _, i, _ in ranked)
-    overhead = {
-        s: counter.count(frame_open(s, nonce)) + counter.count(frame_close(nonce)) + 3
-        for s in SECTION_ORDER
-    }
-    used = counter.count(PREAMBLE) + 1
+    frame, headings = _frame_cost(counter, nonce), _heading_cost(counter)
+    used = 0
     chosen: dict[str, list[MemoryItem]] = {}
     order: list[MemoryItem] = []
     for _, item, cost in ranked:
         section = item.section
-        opening = 0 if section in chosen else overhead[section]
+        opening = (0 if chosen else frame) + (0 if section in chosen else headings[section])
         if used + opening + cost <= budget:
             taken = item
             used += opening + cost

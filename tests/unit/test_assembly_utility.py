@@ -92,17 +92,24 @@ def test_ranking_finds_the_one_relevant_episode_among_distractors(store_path: Pa
 
 
 def test_section_order_packing_fills_the_budget_with_distractors(store_path: Path) -> None:
-    """The section-order option, kept for comparison, loses the episode at budget 400."""
-    memory = TieredMemory.open(
-        store_path, embeddings=HashingEmbeddings(), assembly=AssemblyConfig(packing="sections")
-    )
-    try:
-        ctx = memory.for_user("dana").build_memory_context(QUERY, token_budget=400)
-    finally:
-        memory.close()
+    """At budget 300 the section-order option, kept for comparison, loses the episode."""
+    contexts = {}
+    for packing in ("sections", "utility"):
+        memory = TieredMemory.open(
+            store_path, embeddings=HashingEmbeddings(), assembly=AssemblyConfig(packing=packing)
+        )
+        try:
+            contexts[packing] = memory.for_user("dana").build_memory_context(
+                QUERY, token_budget=300
+            )
+        finally:
+            memory.close()
+    ctx = contexts["sections"]
     distractors = [i for i in ctx.items if "club" in i.text or "bought in" in i.text]
     assert len(distractors) > 5
     assert "missing DATABASE_URL secret" not in ctx.text
+    assert "missing DATABASE_URL secret" in contexts["utility"].text
+    assert contexts["utility"].tokens < ctx.tokens
 
 
 def test_nothing_relevant_gives_only_the_critical_facts(store_path: Path) -> None:
