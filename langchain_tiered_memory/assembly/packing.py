@@ -22,7 +22,7 @@ Examples:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from langchain_tiered_memory.assembly.framing import (
@@ -166,6 +166,7 @@ def pack_by_utility(
     budget: int,
     counter: TokenCounter,
     relevance_floor: float = 0.0,
+    section_floors: Mapping[str, float] | None = None,
     token_cost_weight: float = 0.25,
     min_trim_tokens: int = 24,
 ) -> MemoryContext:
@@ -173,7 +174,8 @@ def pack_by_utility(
 
     Critical items (``item.critical``) come first and skip the floor; every
     other item below ``relevance_floor`` (its ``score_breakdown["relevance"]``)
-    is left out with the reason :data:`FLOOR_REASON`, even when budget is left.
+    is left out with the reason :data:`FLOOR_REASON`, even when budget is left
+    (``section_floors`` replaces the floor for the sections it names).
     The rest are taken by :func:`priority` while they fit (a memory that does
     not fit whole is trimmed when at least ``min_trim_tokens`` of room are
     left). Sections only decide where each memory is shown.
@@ -185,10 +187,12 @@ def pack_by_utility(
         raise TokenBudgetError(f"token_budget must be a non-negative int, got {budget!r}")
     dropped: list[DroppedItem] = []
     ranked: list[tuple[float, MemoryItem, int]] = []
+    floors = section_floors or {}
     for item in items:
+        floor = floors.get(item.section, relevance_floor)
         if item.section not in SECTION_ORDER:
             dropped.append(DroppedItem(item, f"unknown section {item.section!r}"))
-        elif not item.critical and item.score_breakdown.get("relevance", 0.0) < relevance_floor:
+        elif not item.critical and item.score_breakdown.get("relevance", 0.0) < floor:
             dropped.append(DroppedItem(item, FLOOR_REASON))
         else:
             cost = counter.count(render_line(item.text)) + 1
