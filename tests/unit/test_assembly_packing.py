@@ -6,7 +6,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from langchain_tiered_memory.assembly import MemoryConflictResolver, MemoryItem, pack_items
-from langchain_tiered_memory.assembly.framing import PREAMBLE, render_heading, sanitize
+from langchain_tiered_memory.assembly.framing import (
+    PREAMBLE,
+    frame_memories,
+    parse_memory_block,
+    render_heading,
+    sanitize,
+    section_blocks,
+)
 from langchain_tiered_memory.errors import TokenBudgetError
 from langchain_tiered_memory.tokens import TokenCounter
 
@@ -110,6 +117,21 @@ def test_frame_holds_against_injection(evil: str) -> None:
     assert len(body) == 4
     assert not any("<" in line or ">" in line for line in body)
     assert sanitize(evil) in ctx.text
+
+
+def test_the_block_parses_back_into_sections_and_memories() -> None:
+    sections = [
+        ("warnings", ["orders_v1: 410 Gone"]),
+        ("profile", ["Allergic to shellfish", "x\ny"]),
+    ]
+    text = frame_memories(sections)
+    assert parse_memory_block(text) == [
+        ("warnings", "orders_v1: 410 Gone"),
+        ("profile", "Allergic to shellfish"),
+        ("profile", "x y"),
+    ]
+    assert section_blocks(text)["profile"].split("\n")[0] == render_heading("profile")
+    assert text.count("<memory-") == 1 and text.count("</memory-") == 1
 
 
 @given(st.text(max_size=300))
