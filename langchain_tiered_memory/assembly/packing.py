@@ -22,6 +22,7 @@ Examples:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
@@ -160,6 +161,42 @@ def priority(item: MemoryItem, tokens: int, token_cost_weight: float) -> float:
     return item.score / (1.0 + token_cost_weight * tokens / 100.0)
 
 
+def _make_room(
+    order: Sequence[MemoryItem],
+    costs: Sequence[int],
+    short: int,
+    gain: float,
+    counter: TokenCounter,
+    min_trim_tokens: int,
+) -> tuple[int, MemoryItem, int] | None:
+    """Trim one memory already taken so that ``short`` more tokens are free, if that pays.
+
+    A memory's beginning carries most of it (a tool's name and error, a task and
+    its lesson, a strategy's name), so a memory trimmed to a share ``f`` of its
+    tokens is taken to keep ``sqrt(f)`` of its utility. The memory that loses
+    least is trimmed, when that loss is below ``gain`` (the utility of the
+    memory that needs the room) and it keeps at least ``min_trim_tokens``.
+    Critical and already trimmed memories are never cut.
+
+    Returns:
+        ``(position in order, trimmed memory, its new cost)``, or ``None``.
+    """
+    best: tuple[float, int, MemoryItem, int] | None = None
+    prefix = counter.count("- ") + 1
+    for n, (taken, old) in enumerate(zip(order, costs, strict=True)):
+        keep = old - short - prefix
+        if taken.critical or taken.trimmed or keep < max(min_trim_tokens, old // 2):
+            continue
+        text = counter.truncate(sanitize(taken.text), keep)
+        new = counter.count(render_line(text)) + 1 if text else old
+        if old - new < short:
+            continue
+        loss = taken.score * (1.0 - math.sqrt(new / old))
+        if loss < gain and (best is None or loss < best[0]):
+            best = (loss, n, replace(taken, text=text, trimmed=True), new)
+    return None if best is None else best[1:]
+
+
 def pack_by_utility(
     items: Sequence[MemoryItem],
     *,
@@ -176,9 +213,10 @@ def pack_by_utility(
     other item below ``relevance_floor`` (its ``score_breakdown["relevance"]``)
     is left out with the reason :data:`FLOOR_REASON`, even when budget is left
     (``section_floors`` replaces the floor for the sections it names).
-    The rest are taken by :func:`priority` while they fit (a memory that does
+    The rest are taken by :func:`priority` while they fit. A memory that does
     not fit whole is trimmed when at least ``min_trim_tokens`` of room are
-    left). Sections only decide where each memory is shown.
+    left, unless trimming a memory already taken to make room for it loses
+    less (:func:`_make_room`). Sections only decide where each memory is shown.
 
     Raises:
         TokenBudgetError: ``budget`` is negative or not an int.
@@ -205,23 +243,35 @@ def pack_by_utility(
     used = 0
     chosen: dict[str, list[MemoryItem]] = {}
     order: list[MemoryItem] = []
+    costs: list[int] = []
     for _, item, cost in ranked:
         section = item.section
         opening = (0 if chosen else frame) + (0 if section in chosen else headings[section])
         if used + opening + cost <= budget:
-            taken = item
-            used += opening + cost
+            taken, spent = item, cost
         else:
             room = budget - used - opening - counter.count("- ") - 1
             text = counter.truncate(sanitize(item.text), room) if room >= min_trim_tokens else ""
-            if not text:
+            spent = counter.count(render_line(text)) + 1 if text else cost
+            own_loss = item.score * (1.0 - math.sqrt(spent / cost)) if text else item.score
+            short = used + opening + cost - budget
+            made = _make_room(order, costs, short, own_loss, counter, min_trim_tokens)
+            if made is not None:  # trimming another memory loses less than trimming this one
+                n, cut, cut_cost = made
+                chosen[cut.section][chosen[cut.section].index(order[n])] = cut
+                used -= costs[n] - cut_cost
+                order[n], costs[n] = cut, cut_cost
+                taken, spent = item, cost
+            elif text:
+                taken = replace(item, text=text, trimmed=True)
+            else:
                 left = budget - used - opening
                 dropped.append(DroppedItem(item, f"token budget: needs {cost} tokens, {left} left"))
                 continue
-            taken = replace(item, text=text, trimmed=True)
-            used += opening + counter.count(render_line(text)) + 1
+        used += opening + spent
         chosen.setdefault(section, []).append(taken)
         order.append(taken)
+        costs.append(spent)
 
     for section_items in chosen.values():
         section_items.sort(key=lambda i: (not i.critical, -i.score))
