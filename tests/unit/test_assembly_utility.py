@@ -185,6 +185,34 @@ def test_turns_are_ranked_by_the_turn_tier_once_they_share_a_term() -> None:
     assert [d.item.id for d in ctx.dropped if d.reason == FLOOR_REASON] == ["t3"]
 
 
+def test_a_long_memory_is_trimmed_to_make_room_for_a_short_one() -> None:
+    """The long memory keeps its beginning; the short one goes in whole instead of out."""
+    strategy = MemoryItem(
+        "procedural",
+        "strategies",
+        "s",
+        "payments-api rollout checklist: verify secrets and config maps, then watch pods. "
+        + "Procedure: kubectl get secrets; diff the config maps; read the logs. " * 3,
+        score=0.7,
+        score_breakdown={"relevance": 0.9},
+    )
+    warning = MemoryItem(
+        "procedural",
+        "warnings",
+        "w",
+        "orders_v1: failed 1 of 1 uses; last error: 410 Gone: use orders_v2",
+        score=0.45,
+        score_breakdown={"relevance": 0.45},
+    )
+    whole = pack_by_utility([strategy, warning], budget=1000, counter=COUNTER)
+    budget = whole.tokens - 12
+    ctx = pack_by_utility([strategy, warning], budget=budget, counter=COUNTER)
+    assert ctx.tokens <= budget
+    assert "use orders_v2" in ctx.text
+    assert "payments-api rollout checklist" in ctx.text
+    assert [(i.id, i.trimmed) for i in ctx.items] == [("w", False), ("s", True)]
+
+
 SECTIONS = ["warnings", "strategies", "profile", "knowledge", "experiences", "conversation"]
 
 items_strategy = st.lists(
