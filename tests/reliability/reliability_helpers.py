@@ -100,7 +100,7 @@ def scan_store(store: BaseStore) -> list[Any]:
     return items
 
 
-_FRAME_OPEN = re.compile(r"^<memory-([0-9a-f]{12})>$")
+_FRAME_OPEN = re.compile(r"^<memory-([0-9a-f]{8})>$")
 _CONTROL_TOKEN = re.compile(r"\[/?[A-Z][A-Z0-9_]*\]")
 
 
