@@ -75,8 +75,10 @@ def run_context(
         memory.close()
         for packing in packings:
             config = AssemblyConfig(packing=packing, turns_top_k=turns_top_k)  # type: ignore[arg-type]
-            if floor is not None:
-                config = replace(config, relevance_floor=floor)
+            if floor is not None:  # the contexts hold only turns: set their floor too
+                config = replace(
+                    config, relevance_floor=floor, section_floors={"conversation": floor}
+                )
             memory = (
                 TieredMemory.open(path, assembly=config, embeddings=emb)
                 if emb
@@ -142,7 +144,10 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
     )
     ap.add_argument("--budgets", type=int, nargs="+", default=[500, 1000, 2000])
     ap.add_argument("--turns-top-k", type=int, default=30, help="turns asked for (context mode)")
-    ap.add_argument("--context-floor", type=float, default=None, help="relevance floor")
+    ap.add_argument(
+        "--context-floor", type=float, default=None,
+        help="relevance floor, also for conversation turns (default: AssemblyConfig's)",
+    )  # fmt: skip
     ap.add_argument(
         "--context-packings", nargs="+", choices=["utility", "sections"],
         default=["utility", "sections"],

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
@@ -58,7 +58,12 @@ from langchain_tiered_memory.tiers.semantic.memory import SemanticMemory
 from langchain_tiered_memory.tiers.turns.memory import ConversationTurns
 from langchain_tiered_memory.tokens import TokenCounter
 
-__all__ = ["DEFAULT_RELEVANCE_FLOOR", "AssemblyConfig", "ContextAssembler"]
+__all__ = [
+    "DEFAULT_RELEVANCE_FLOOR",
+    "DEFAULT_SECTION_FLOORS",
+    "AssemblyConfig",
+    "ContextAssembler",
+]
 
 Packing = Literal["utility", "sections"]
 
@@ -66,6 +71,10 @@ DEFAULT_RELEVANCE_FLOOR = 0.2
 """The relevance floor chosen by sweeping it on ``benchmarks/context_quality.py``
 (see docs/assembly.md): the lowest floor that keeps distractors out while every
 needed memory stays in."""
+
+DEFAULT_SECTION_FLOORS: dict[str, float] = {"conversation": 0.05}
+"""Per-section floors: a conversation turn's relevance is the turn tier's calibrated
+score when it shares a term with the query, else 0 (see docs/assembly.md)."""
 
 logger = logging.getLogger(__name__)
 
@@ -91,6 +100,11 @@ class AssemblyConfig:
             (section by section in a fixed order, as a baseline to compare with).
         relevance_floor: Memories whose relevance is below it stay out even when
             budget is left (``"utility"`` packing only; critical facts aside).
+        section_floors: A floor per section that replaces ``relevance_floor``
+            there. Conversation turns are ranked by the turn tier's own score
+            (:attr:`UtilityConfig.tier_scored`), on another scale than lexical
+            evidence: a turn that shares a term with the query passes the
+            default 0.05, one that shares none has relevance 0 and stays out.
         token_cost_weight: How much a memory's token cost lowers its priority
             (see :func:`~langchain_tiered_memory.assembly.packing.priority`).
         utility: How relevance, importance, recency, confidence and the
@@ -108,6 +122,9 @@ class AssemblyConfig:
     min_trim_tokens: int = 24
     packing: Packing = "utility"
     relevance_floor: float = DEFAULT_RELEVANCE_FLOOR
+    section_floors: Mapping[str, float] = field(
+        default_factory=lambda: dict(DEFAULT_SECTION_FLOORS)
+    )
     token_cost_weight: float = 0.25
     utility: UtilityConfig = field(default_factory=UtilityConfig)
     critical: CriticalFactPolicy = field(default_factory=CriticalFactPolicy)
@@ -126,6 +143,16 @@ class AssemblyConfig:
             ):
                 raise ConfigurationError(
                     f"AssemblyConfig.{name} must be a number in [0, {top:g}], got {value!r}"
+                )
+        for section, floor in self.section_floors.items():
+            if (
+                isinstance(floor, bool)
+                or not isinstance(floor, (int, float))
+                or not 0 <= floor <= 1
+            ):
+                raise ConfigurationError(
+                    f"AssemblyConfig.section_floors[{section!r}] must be a number in [0, 1], "
+                    f"got {floor!r}"
                 )
         for name in (
             "max_profile_facts",
@@ -322,6 +349,7 @@ class ContextAssembler:
                 budget=token_budget,
                 counter=self.counter,
                 relevance_floor=c.relevance_floor,
+                section_floors=c.section_floors,
                 token_cost_weight=c.token_cost_weight,
                 min_trim_tokens=c.min_trim_tokens,
             )

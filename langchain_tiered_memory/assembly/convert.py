@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from langchain_tiered_memory.assembly.items import MemoryItem
-from langchain_tiered_memory.tiers.episodic.models import ScoredEpisode
+from langchain_tiered_memory.tiers.episodic.models import Episode, ScoredEpisode
 from langchain_tiered_memory.tiers.procedural.models import ScoredStrategy, ToolGuidance
 from langchain_tiered_memory.tiers.semantic.models import Fact
 from langchain_tiered_memory.tiers.semantic.results import EntityContext, SemanticSearchHit
@@ -24,6 +24,7 @@ from langchain_tiered_memory.tiers.turns.models import TurnHit
 
 __all__ = [
     "critical_items",
+    "episode_text",
     "experience_items",
     "fact_item",
     "knowledge_items",
@@ -182,6 +183,23 @@ def knowledge_items(hits: Sequence[SemanticSearchHit], *, exclude: set[str]) -> 
     return items
 
 
+def episode_text(episode: Episode) -> str:
+    """An episode on one line, lesson before steps (a trimmed line loses the steps first).
+
+    Example:
+        >>> from langchain_tiered_memory.tiers.episodic.models import TrajectoryStep
+        >>> episode_text(Episode(task_description="Fix CI", outcome="failure",
+        ...     reflection="Pin dependencies.", trajectory=[TrajectoryStep(action="run tests")]))
+        'Task: Fix CI (failure). Lesson: Pin dependencies. Steps: [run tests]'
+    """
+    text = f"Task: {episode.task_description} ({episode.outcome.value})."
+    if episode.reflection:
+        text += f" Lesson: {episode.reflection}"
+    if episode.trajectory:
+        text += " Steps: " + " -> ".join(f"[{s.action}]" for s in episode.trajectory)
+    return text
+
+
 def experience_items(episodes: Sequence[ScoredEpisode]) -> list[MemoryItem]:
     """Similar past episodes with their lesson, scored by relevance, recency and importance."""
     items = []
@@ -192,7 +210,7 @@ def experience_items(episodes: Sequence[ScoredEpisode]) -> list[MemoryItem]:
                 tier="episodic",
                 section="experiences",
                 id=ep.episode_id,
-                text=ep.to_summary(),
+                text=episode_text(ep),
                 score=scored.score.total,
                 score_breakdown=dict(scored.score.contributions()),
                 provenance={"session_id": ep.session_id, "outcome": str(ep.outcome.value)},

@@ -81,12 +81,13 @@ class MemoryContext:
     """The assembled memory injection.
 
     Attributes:
-        text: The formatted injection (data frames, one per section).
+        text: The formatted injection (one data block, a heading per section).
         tokens: Tokens of ``text``; never above ``budget``.
         budget: The token budget it was built for.
         items: Every memory used, in the order it appears.
         dropped: What did not make it in, with the reason.
-        section_tokens: Tokens spent per section (frame included).
+        section_tokens: Tokens spent per section (its heading and memory lines;
+            the block's frame is counted once, in ``tokens`` only).
         errors: Tiers that failed during retrieval, with the error text; the
             context was built from the others.
         notes: What the caller should know about how the context was built,

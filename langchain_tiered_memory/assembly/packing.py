@@ -22,15 +22,18 @@ Examples:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from langchain_tiered_memory.assembly.framing import (
-    PREAMBLE,
     frame_close,
+    frame_memories,
     frame_open,
     make_nonce,
+    render_heading,
     render_line,
+    render_section,
     sanitize,
 )
 from langchain_tiered_memory.assembly.items import DroppedItem, MemoryContext, MemoryItem
@@ -53,16 +56,19 @@ SECTION_ORDER: tuple[str, ...] = (
 
 
 def _render(chosen: dict[str, list[MemoryItem]], nonce: str) -> tuple[str, dict[str, str]]:
-    blocks: dict[str, str] = {}
-    for section in SECTION_ORDER:
-        items = chosen.get(section)
-        if items:
-            lines = [frame_open(section, nonce), *(render_line(i.text) for i in items)]
-            lines.append(frame_close(nonce))
-            blocks[section] = "\n".join(lines)
-    if not blocks:
-        return "", blocks
-    return PREAMBLE + "\n\n" + "\n\n".join(blocks.values()), blocks
+    shown = [(s, [i.text for i in chosen[s]]) for s in SECTION_ORDER if chosen.get(s)]
+    blocks = {s: render_section(s, texts) for s, texts in shown}
+    return frame_memories(shown, nonce=nonce), blocks
+
+
+def _frame_cost(counter: TokenCounter, nonce: str) -> int:
+    """Tokens of the frame, paid once: preamble, opening and closing delimiters, joins."""
+    return counter.count(frame_open(nonce)) + counter.count(frame_close(nonce)) + 2
+
+
+def _heading_cost(counter: TokenCounter) -> dict[str, int]:
+    """Tokens of each section's heading line (and its line break), paid when it opens."""
+    return {s: counter.count(render_heading(s)) + 1 for s in SECTION_ORDER}
 
 
 def pack_items(
@@ -97,12 +103,12 @@ def pack_items(
         section_items.sort(key=lambda i: -i.score)
 
     nonce = make_nonce(i.text for s in SECTION_ORDER for i in by_section[s])
-    used = counter.count(PREAMBLE) + 1
+    frame, headings = _frame_cost(counter, nonce), _heading_cost(counter)
+    used = 0
     chosen: dict[str, list[MemoryItem]] = {}
     for section in SECTION_ORDER:
-        overhead = counter.count(frame_open(section, nonce)) + counter.count(frame_close(nonce)) + 3
         for item in by_section[section]:
-            opening = 0 if section in chosen else overhead
+            opening = (0 if chosen else frame) + (0 if section in chosen else headings[section])
             cost = counter.count(render_line(item.text)) + 1
             if used + opening + cost <= budget:
                 chosen.setdefault(section, []).append(item)
@@ -155,12 +161,49 @@ def priority(item: MemoryItem, tokens: int, token_cost_weight: float) -> float:
     return item.score / (1.0 + token_cost_weight * tokens / 100.0)
 
 
+def _make_room(
+    order: Sequence[MemoryItem],
+    costs: Sequence[int],
+    short: int,
+    gain: float,
+    counter: TokenCounter,
+    min_trim_tokens: int,
+) -> tuple[int, MemoryItem, int] | None:
+    """Trim one memory already taken so that ``short`` more tokens are free, if that pays.
+
+    A memory's beginning carries most of it (a tool's name and error, a task and
+    its lesson, a strategy's name), so a memory trimmed to a share ``f`` of its
+    tokens is taken to keep ``sqrt(f)`` of its utility. The memory that loses
+    least is trimmed, when that loss is below ``gain`` (the utility of the
+    memory that needs the room) and it keeps at least ``min_trim_tokens``.
+    Critical and already trimmed memories are never cut.
+
+    Returns:
+        ``(position in order, trimmed memory, its new cost)``, or ``None``.
+    """
+    best: tuple[float, int, MemoryItem, int] | None = None
+    prefix = counter.count("- ") + 1
+    for n, (taken, old) in enumerate(zip(order, costs, strict=True)):
+        keep = old - short - prefix
+        if taken.critical or taken.trimmed or keep < max(min_trim_tokens, old // 2):
+            continue
+        text = counter.truncate(sanitize(taken.text), keep)
+        new = counter.count(render_line(text)) + 1 if text else old
+        if old - new < short:
+            continue
+        loss = taken.score * (1.0 - math.sqrt(new / old))
+        if loss < gain and (best is None or loss < best[0]):
+            best = (loss, n, replace(taken, text=text, trimmed=True), new)
+    return None if best is None else best[1:]
+
+
 def pack_by_utility(
     items: Sequence[MemoryItem],
     *,
     budget: int,
     counter: TokenCounter,
     relevance_floor: float = 0.0,
+    section_floors: Mapping[str, float] | None = None,
     token_cost_weight: float = 0.25,
     min_trim_tokens: int = 24,
 ) -> MemoryContext:
@@ -168,10 +211,12 @@ def pack_by_utility(
 
     Critical items (``item.critical``) come first and skip the floor; every
     other item below ``relevance_floor`` (its ``score_breakdown["relevance"]``)
-    is left out with the reason :data:`FLOOR_REASON`, even when budget is left.
-    The rest are taken by :func:`priority` while they fit (a memory that does
+    is left out with the reason :data:`FLOOR_REASON`, even when budget is left
+    (``section_floors`` replaces the floor for the sections it names).
+    The rest are taken by :func:`priority` while they fit. A memory that does
     not fit whole is trimmed when at least ``min_trim_tokens`` of room are
-    left). Sections only decide where each memory is shown.
+    left, unless trimming a memory already taken to make room for it loses
+    less (:func:`_make_room`). Sections only decide where each memory is shown.
 
     Raises:
         TokenBudgetError: ``budget`` is negative or not an int.
@@ -180,10 +225,12 @@ def pack_by_utility(
         raise TokenBudgetError(f"token_budget must be a non-negative int, got {budget!r}")
     dropped: list[DroppedItem] = []
     ranked: list[tuple[float, MemoryItem, int]] = []
+    floors = section_floors or {}
     for item in items:
+        floor = floors.get(item.section, relevance_floor)
         if item.section not in SECTION_ORDER:
             dropped.append(DroppedItem(item, f"unknown section {item.section!r}"))
-        elif not item.critical and item.score_breakdown.get("relevance", 0.0) < relevance_floor:
+        elif not item.critical and item.score_breakdown.get("relevance", 0.0) < floor:
             dropped.append(DroppedItem(item, FLOOR_REASON))
         else:
             cost = counter.count(render_line(item.text)) + 1
@@ -192,30 +239,39 @@ def pack_by_utility(
     ranked.sort(key=lambda r: -r[0])
 
     nonce = make_nonce(i.text for _, i, _ in ranked)
-    overhead = {
-        s: counter.count(frame_open(s, nonce)) + counter.count(frame_close(nonce)) + 3
-        for s in SECTION_ORDER
-    }
-    used = counter.count(PREAMBLE) + 1
+    frame, headings = _frame_cost(counter, nonce), _heading_cost(counter)
+    used = 0
     chosen: dict[str, list[MemoryItem]] = {}
     order: list[MemoryItem] = []
+    costs: list[int] = []
     for _, item, cost in ranked:
         section = item.section
-        opening = 0 if section in chosen else overhead[section]
+        opening = (0 if chosen else frame) + (0 if section in chosen else headings[section])
         if used + opening + cost <= budget:
-            taken = item
-            used += opening + cost
+            taken, spent = item, cost
         else:
             room = budget - used - opening - counter.count("- ") - 1
             text = counter.truncate(sanitize(item.text), room) if room >= min_trim_tokens else ""
-            if not text:
+            spent = counter.count(render_line(text)) + 1 if text else cost
+            own_loss = item.score * (1.0 - math.sqrt(spent / cost)) if text else item.score
+            short = used + opening + cost - budget
+            made = _make_room(order, costs, short, own_loss, counter, min_trim_tokens)
+            if made is not None:  # trimming another memory loses less than trimming this one
+                n, cut, cut_cost = made
+                chosen[cut.section][chosen[cut.section].index(order[n])] = cut
+                used -= costs[n] - cut_cost
+                order[n], costs[n] = cut, cut_cost
+                taken, spent = item, cost
+            elif text:
+                taken = replace(item, text=text, trimmed=True)
+            else:
                 left = budget - used - opening
                 dropped.append(DroppedItem(item, f"token budget: needs {cost} tokens, {left} left"))
                 continue
-            taken = replace(item, text=text, trimmed=True)
-            used += opening + counter.count(render_line(text)) + 1
+        used += opening + spent
         chosen.setdefault(section, []).append(taken)
         order.append(taken)
+        costs.append(spent)
 
     for section_items in chosen.values():
         section_items.sort(key=lambda i: (not i.critical, -i.score))

@@ -5,7 +5,9 @@ The parts, all shown in ``MemoryItem.score_breakdown``:
 * ``relevance``: lexical evidence that the memory is about the query (the share
   of the query's terms, weighted by how rare each is among the candidates,
   that the memory contains), or the tier's calibrated similarity when
-  :attr:`UtilityConfig.similarity_weight` lets it stand in;
+  :attr:`UtilityConfig.similarity_weight` lets it stand in; for a conversation
+  turn (:attr:`UtilityConfig.tier_scored`), the turn tier's own calibrated
+  score, once the turn shares a term with the query;
 * ``importance`` (an episode's importance, a tool's failure rate, a fact's
   confidence), ``recency``, ``confidence`` and the section's ``prior``, which
   make up ``quality``;
@@ -131,8 +133,9 @@ def rank_items(
             if item.timestamp is None
             else recency_score(item.timestamp, now, config.recency_half_life_hours)
         )
+        own = item.section in config.tier_scored
         parts = utility_score(
-            lexical=max(lex, link),
+            lexical=(float(item.score) if lex > 0 else 0.0) if own else max(lex, link),
             similarity=item.score_breakdown.get("similarity"),
             importance=_importance(item),
             recency=recency,

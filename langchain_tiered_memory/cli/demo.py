@@ -30,7 +30,6 @@ Examples:
 
 from __future__ import annotations
 
-import re
 import shutil
 import textwrap
 from collections import Counter
@@ -42,6 +41,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from langgraph.store.memory import InMemoryStore
 
+from langchain_tiered_memory.assembly.framing import section_blocks
 from langchain_tiered_memory.assembly.items import MemoryContext, MemoryItem
 from langchain_tiered_memory.consolidation.consolidator import ConsolidationReport
 from langchain_tiered_memory.memory import TieredMemory
@@ -383,9 +383,6 @@ class AgentRunner:
         return Turn(answer=answer, context=context_from_state(state, self.token_budget, memory))
 
 
-_FRAME = re.compile(r'<memory-([0-9a-f]+) section="([a-z_]+)">\n.*?\n</memory-\1>', re.S)
-
-
 def context_from_state(
     state: Mapping[str, Any], budget: int, memory: TieredMemory
 ) -> MemoryContext:
@@ -397,7 +394,7 @@ def context_from_state(
         )
         for d in state.get("memory_items") or []
     ]
-    sections = {m.group(2): memory.token_counter.count(m.group(0)) for m in _FRAME.finditer(text)}
+    sections = {s: memory.token_counter.count(b) for s, b in section_blocks(text).items()}
     return MemoryContext(
         text=text,
         tokens=int(state.get("memory_tokens") or 0),

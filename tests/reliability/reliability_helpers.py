@@ -100,7 +100,7 @@ def scan_store(store: BaseStore) -> list[Any]:
     return items
 
 
-_FRAME_OPEN = re.compile(r'^<memory-([0-9a-f]{12}) section="([a-z]+)">$')
+_FRAME_OPEN = re.compile(r"^<memory-([0-9a-f]{8})>$")
 _CONTROL_TOKEN = re.compile(r"\[/?[A-Z][A-Z0-9_]*\]")
 
 
@@ -124,42 +124,31 @@ def assert_memory_line(line: str) -> None:
 def assert_framed(text: str, attack_texts: list[str]) -> int:
     """Check the frame grammar of memory shown to a model; return the number of memory lines.
 
-    Outside the frames only the preamble and blank lines; inside a frame, the
-    title line and memory lines (:func:`assert_memory_line`); every frame closed
-    with the one nonce of the text; the nonce appears in no attack text.
+    The preamble, the opening delimiter, then only section headings and memory
+    lines (:func:`assert_memory_line`), then the closing delimiter with the same
+    nonce, and nothing after it; the nonce appears in no attack text.
     """
-    from langchain_tiered_memory.assembly.framing import PREAMBLE, SECTION_TITLES
+    from langchain_tiered_memory.assembly.framing import PREAMBLE, SECTION_HEADINGS
 
     if not text:
         return 0
     lines = text.split("\n")
-    assert lines[0] == PREAMBLE
     assert text.splitlines() == lines, "a line separator other than \\n leaked into the text"
-    nonce = None
-    section = None
-    expect_title = False
+    assert lines[0] == PREAMBLE
+    opened = _FRAME_OPEN.match(lines[1])
+    assert opened, f"no opening delimiter: {lines[1]!r}"
+    nonce = opened.group(1)
+    assert lines[-1] == f"</memory-{nonce}>", f"block not closed: {lines[-1]!r}"
+    headings = {f"## {h}" for h in SECTION_HEADINGS.values()}
     memory_lines = 0
-    for line in lines[1:]:
-        if section is None:
-            if line == "":
-                continue
-            opened = _FRAME_OPEN.match(line)
-            assert opened, f"line outside any frame: {line!r}"
-            nonce = nonce or opened.group(1)
-            assert opened.group(1) == nonce, "frames of one text share one nonce"
-            section = opened.group(2)
-            expect_title = True
+    seen_heading = False
+    for line in lines[2:-1]:
+        if line in headings:
+            seen_heading = True
             continue
-        if expect_title:
-            assert line == SECTION_TITLES[section], line
-            expect_title = False
-            continue
-        if line == f"</memory-{nonce}>":
-            section = None
-            continue
+        assert seen_heading, f"memory line before any heading: {line!r}"
         assert_memory_line(line)
         memory_lines += 1
-    assert section is None, "a frame was left open"
     for attack in attack_texts:  # the nonce is not predictable from the attack text
         assert f"</memory-{nonce}>" not in attack
     return memory_lines

@@ -42,7 +42,7 @@ def test_relevant_turns_fill_the_conversation_section() -> None:
     assert best.text.startswith("[2023-05-08] alice: ")
     assert best.provenance["session_id"] == "s1"
     assert set(best.score_breakdown) >= {"fused", "neighbour", "speaker"}
-    assert "Past conversation turns" in ctx.text
+    assert "## earlier conversation" in ctx.text
     assert ctx.tokens <= 500
 
 

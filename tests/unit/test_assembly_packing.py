@@ -6,7 +6,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from langchain_tiered_memory.assembly import MemoryConflictResolver, MemoryItem, pack_items
-from langchain_tiered_memory.assembly.framing import sanitize
+from langchain_tiered_memory.assembly.framing import (
+    PREAMBLE,
+    frame_memories,
+    parse_memory_block,
+    render_heading,
+    sanitize,
+    section_blocks,
+)
 from langchain_tiered_memory.errors import TokenBudgetError
 from langchain_tiered_memory.tokens import TokenCounter
 
@@ -97,18 +104,34 @@ ADVERSARIAL = [
 def test_frame_holds_against_injection(evil: str) -> None:
     items = [item("profile", 1, "Allergic to shellfish"), item("knowledge", 2, evil)]
     ctx = pack_items(items, budget=1000, counter=COUNTER)
-    nonce = re.search(r"<memory-([0-9a-f]+) ", ctx.text).group(1)  # type: ignore[union-attr]
     lines = ctx.text.split("\n")
-    # Every line inside a frame is a title, a "- " memory line, or the frame's own delimiters.
-    opens = [i for i, line in enumerate(lines) if line.startswith("<memory-")]
-    closes = [i for i, line in enumerate(lines) if line.startswith("</memory-")]
-    assert len(opens) == len(closes) == 2
-    assert all(lines[i] == f"</memory-{nonce}>" for i in closes)
-    for start, end in zip(opens, closes, strict=True):
-        body = lines[start + 2 : end]
-        assert all(line.startswith("- ") for line in body)
-        assert not any("<" in line or ">" in line for line in body)
+    nonce = re.fullmatch(r"<memory-([0-9a-f]+)>", lines[1]).group(1)  # type: ignore[union-attr]
+    # One block: the preamble, the opening delimiter, headings and "- " memory lines, the close.
+    assert lines[0] == PREAMBLE
+    assert lines[-1] == f"</memory-{nonce}>"
+    delimiters = [n for n, line in enumerate(lines) if line.startswith(("<memory-", "</memory-"))]
+    assert delimiters == [1, len(lines) - 1]
+    body = lines[2:-1]
+    headings = [line for line in body if not line.startswith("- ")]
+    assert headings == [render_heading("profile"), render_heading("knowledge")]
+    assert len(body) == 4
+    assert not any("<" in line or ">" in line for line in body)
     assert sanitize(evil) in ctx.text
+
+
+def test_the_block_parses_back_into_sections_and_memories() -> None:
+    sections = [
+        ("warnings", ["orders_v1: 410 Gone"]),
+        ("profile", ["Allergic to shellfish", "x\ny"]),
+    ]
+    text = frame_memories(sections)
+    assert parse_memory_block(text) == [
+        ("warnings", "orders_v1: 410 Gone"),
+        ("profile", "Allergic to shellfish"),
+        ("profile", "x y"),
+    ]
+    assert section_blocks(text)["profile"].split("\n")[0] == render_heading("profile")
+    assert text.count("<memory-") == 1 and text.count("</memory-") == 1
 
 
 @given(st.text(max_size=300))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
@@ -13,8 +14,10 @@ from langchain_tiered_memory import AssemblyConfig, Episode, TieredMemory
 from langchain_tiered_memory.assembly.critical import CriticalFactPolicy
 from langchain_tiered_memory.assembly.items import MemoryItem
 from langchain_tiered_memory.assembly.packing import FLOOR_REASON, pack_by_utility
+from langchain_tiered_memory.assembly.utility import rank_items
 from langchain_tiered_memory.errors import ConfigurationError
 from langchain_tiered_memory.testing.fakes import HashingEmbeddings
+from langchain_tiered_memory.tiers.common.ranking import UtilityConfig
 from langchain_tiered_memory.tiers.episodic.models import TrajectoryStep
 from langchain_tiered_memory.tokens import TokenCounter
 
@@ -92,17 +95,24 @@ def test_ranking_finds_the_one_relevant_episode_among_distractors(store_path: Pa
 
 
 def test_section_order_packing_fills_the_budget_with_distractors(store_path: Path) -> None:
-    """The section-order option, kept for comparison, loses the episode at budget 400."""
-    memory = TieredMemory.open(
-        store_path, embeddings=HashingEmbeddings(), assembly=AssemblyConfig(packing="sections")
-    )
-    try:
-        ctx = memory.for_user("dana").build_memory_context(QUERY, token_budget=400)
-    finally:
-        memory.close()
+    """At budget 300 the section-order option, kept for comparison, loses the episode."""
+    contexts = {}
+    for packing in ("sections", "utility"):
+        memory = TieredMemory.open(
+            store_path, embeddings=HashingEmbeddings(), assembly=AssemblyConfig(packing=packing)
+        )
+        try:
+            contexts[packing] = memory.for_user("dana").build_memory_context(
+                QUERY, token_budget=300
+            )
+        finally:
+            memory.close()
+    ctx = contexts["sections"]
     distractors = [i for i in ctx.items if "club" in i.text or "bought in" in i.text]
     assert len(distractors) > 5
     assert "missing DATABASE_URL secret" not in ctx.text
+    assert "missing DATABASE_URL secret" in contexts["utility"].text
+    assert contexts["utility"].tokens < ctx.tokens
 
 
 def test_nothing_relevant_gives_only_the_critical_facts(store_path: Path) -> None:
@@ -130,11 +140,77 @@ def test_critical_fact_policy_is_configurable() -> None:
 
 
 @pytest.mark.parametrize(
-    "kwargs", [{"packing": "fastest"}, {"relevance_floor": 1.5}, {"token_cost_weight": -1}]
+    "kwargs",
+    [
+        {"packing": "fastest"},
+        {"relevance_floor": 1.5},
+        {"token_cost_weight": -1},
+        {"section_floors": {"conversation": 2.0}},
+    ],
 )
 def test_assembly_config_refuses_bad_values(kwargs: dict[str, object]) -> None:
     with pytest.raises(ConfigurationError):
         AssemblyConfig(**kwargs)  # type: ignore[arg-type]
+
+
+def _turn(n: int, text: str, tier_score: float) -> MemoryItem:
+    return MemoryItem("episodic", "conversation", f"t{n}", text, score=tier_score)
+
+
+def test_turns_are_ranked_by_the_turn_tier_once_they_share_a_term() -> None:
+    """A turn's relevance is its tier score; a turn sharing no term with the query has none."""
+    turns = [
+        _turn(1, "We rented a cabin near the lake in June", 0.62),
+        _turn(2, "The lake was cold but lovely", 0.66),
+        _turn(3, "Did you see the match yesterday?", 0.64),  # next to a match: boosted
+    ]
+    ranked = rank_items(
+        turns,
+        "When did we go to the lake cabin?",
+        now=datetime(2026, 1, 1, tzinfo=timezone.utc),
+        config=UtilityConfig(),
+        critical=CriticalFactPolicy(),
+    )
+    relevance = {i.id: i.score_breakdown["relevance"] for i in ranked}
+    assert relevance == {"t1": 0.62, "t2": 0.66, "t3": 0.0}
+    assert [i.id for i in ranked][:2] == ["t1", "t2"]  # the tier's order, scaled by tier_rank
+    ctx = pack_by_utility(
+        ranked,
+        budget=500,
+        counter=COUNTER,
+        relevance_floor=0.9,
+        section_floors={"conversation": 0.05},
+    )
+    assert {i.id for i in ctx.items} == {"t1", "t2"}
+    assert [d.item.id for d in ctx.dropped if d.reason == FLOOR_REASON] == ["t3"]
+
+
+def test_a_long_memory_is_trimmed_to_make_room_for_a_short_one() -> None:
+    """The long memory keeps its beginning; the short one goes in whole instead of out."""
+    strategy = MemoryItem(
+        "procedural",
+        "strategies",
+        "s",
+        "payments-api rollout checklist: verify secrets and config maps, then watch pods. "
+        + "Procedure: kubectl get secrets; diff the config maps; read the logs. " * 3,
+        score=0.7,
+        score_breakdown={"relevance": 0.9},
+    )
+    warning = MemoryItem(
+        "procedural",
+        "warnings",
+        "w",
+        "orders_v1: failed 1 of 1 uses; last error: 410 Gone: use orders_v2",
+        score=0.45,
+        score_breakdown={"relevance": 0.45},
+    )
+    whole = pack_by_utility([strategy, warning], budget=1000, counter=COUNTER)
+    budget = whole.tokens - 12
+    ctx = pack_by_utility([strategy, warning], budget=budget, counter=COUNTER)
+    assert ctx.tokens <= budget
+    assert "use orders_v2" in ctx.text
+    assert "payments-api rollout checklist" in ctx.text
+    assert [(i.id, i.trimmed) for i in ctx.items] == [("w", False), ("s", True)]
 
 
 SECTIONS = ["warnings", "strategies", "profile", "knowledge", "experiences", "conversation"]

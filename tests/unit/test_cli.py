@@ -86,7 +86,7 @@ def test_demo_prints_the_context_with_sections_and_token_counts(demo: tuple[Path
     allergy, deployment, endpoint = stories(demo[1])
     assert "section               | tokens" in allergy
     assert "\nprofile " in allergy and "- Allergic to shellfish" in allergy
-    assert "\nexperiences " in deployment and 'section="experiences"' in deployment
+    assert "\nexperiences " in deployment and "## past tasks and lessons" in deployment
     assert "\nwarnings " in endpoint and "410 Gone: use orders_v2" in endpoint
     for story in (allergy, deployment, endpoint):
         assert "What session 2 knows from memory (" in story

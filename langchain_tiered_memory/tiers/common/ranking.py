@@ -418,6 +418,12 @@ class UtilityConfig:
             multiplied by ``(1 - rank_share) + rank_share * tier_rank``, where
             ``tier_rank`` is 1 for a tier's best match and falls linearly to
             its last (1 for memories a tier did not rank by the query).
+        tier_scored: Sections whose tier's own score (calibrated to ``[0, 1]``)
+            is the relevance of a memory that shares at least one term with the
+            query (one that shares none has relevance 0). The turn tier ranks
+            with dense and BM25 evidence, neighbouring turns, time and speaker,
+            which lexical overlap alone does not see; requiring a shared term
+            keeps out turns lifted only by a matching neighbour.
 
     Raises:
         ConfigurationError: A weight or share is negative, not finite or above its bound.
@@ -432,6 +438,7 @@ class UtilityConfig:
     priors: Mapping[str, float] = field(default_factory=lambda: dict(TIER_PRIORS))
     similarity_weight: float = 0.0
     rank_share: float = 0.5
+    tier_scored: frozenset[str] = frozenset({"conversation"})
 
     def __post_init__(self) -> None:
         for name in ("quality_share", "similarity_weight", "rank_share"):
