@@ -1,8 +1,9 @@
 """The per-user erasure fence: no write that began before ``forget_user`` lands after it.
 
 Every call that may write a user's records takes the *erasure generation* when
-it starts: a plan run (:func:`~langchain_tiered_memory.plans.run_plan`, which
-every tier method goes through), an import, a queued write's ``submit`` (the
+it starts: a tier's plan run (the drivers of
+:mod:`~langchain_tiered_memory.tiers.common.records` and of the semantic tier,
+which every tier method goes through), a trash move, an import, a queued write's ``submit`` (the
 durable writer applies the write later with the generation of its submit). Each
 batch of writes under a user's prefix passes the fence of that user first:
 

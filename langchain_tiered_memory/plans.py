@@ -10,10 +10,6 @@ method and its async twin differ only in the function they pass. The store
 flows) and the summariser (:mod:`~langchain_tiered_memory.tiers.working.summary`)
 all run their plans here.
 
-Each run is one call for the erasure fence
-(:mod:`~langchain_tiered_memory.erasure_fence`): the writes of a plan that
-started before its user was forgotten are refused.
-
 An error raised while executing a request is raised inside the plan, at the
 ``yield`` that made the request, so the plan can handle it or let it propagate;
 ``handled=()`` propagates every error at once instead, leaving the plan where
@@ -37,8 +33,6 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Generator
 from dataclasses import dataclass
 from typing import Any, TypeAlias, TypeVar
-
-from langchain_tiered_memory.erasure_fence import call_started
 
 __all__ = ["Handled", "Plan", "arun_plan", "run_plan"]
 
@@ -76,16 +70,15 @@ def run_plan(plan: Plan[T], execute: Callable[[Any], Any], *, handled: Handled =
     Returns:
         The plan's return value.
     """
-    with call_started():
-        step = _advance(plan, None, None)
-        while not isinstance(step, _Done):
-            result: Any = None
-            error: BaseException | None = None
-            try:
-                result = execute(step)
-            except handled as exc:  # raised inside the plan, which decides
-                error = exc
-            step = _advance(plan, result, error)
+    step = _advance(plan, None, None)
+    while not isinstance(step, _Done):
+        result: Any = None
+        error: BaseException | None = None
+        try:
+            result = execute(step)
+        except handled as exc:  # raised inside the plan, which decides
+            error = exc
+        step = _advance(plan, result, error)
     value: T = step.value
     return value
 
@@ -94,15 +87,14 @@ async def arun_plan(
     plan: Plan[T], execute: Callable[[Any], Awaitable[Any]], *, handled: Handled = Exception
 ) -> T:
     """Async :func:`run_plan`: ``execute`` is awaited."""
-    with call_started():
-        step = _advance(plan, None, None)
-        while not isinstance(step, _Done):
-            result: Any = None
-            error: BaseException | None = None
-            try:
-                result = await execute(step)
-            except handled as exc:  # raised inside the plan, which decides
-                error = exc
-            step = _advance(plan, result, error)
+    step = _advance(plan, None, None)
+    while not isinstance(step, _Done):
+        result: Any = None
+        error: BaseException | None = None
+        try:
+            result = await execute(step)
+        except handled as exc:  # raised inside the plan, which decides
+            error = exc
+        step = _advance(plan, result, error)
     value: T = step.value
     return value
