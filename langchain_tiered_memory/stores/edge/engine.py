@@ -66,7 +66,7 @@ from langchain_tiered_memory.stores.edge.files import (
     has_shard,
     recover,
 )
-from langchain_tiered_memory.stores.edge.live import LiveShard
+from langchain_tiered_memory.stores.edge.live import LiveShard, build_bytes, check_build_space
 from langchain_tiered_memory.stores.edge.lock import CollectionLock, locked_error
 from langchain_tiered_memory.stores.edge.optimizer import (
     BackgroundOptimization,
@@ -418,6 +418,7 @@ class EdgeEngine:
         if isinstance(request, QueryBatch):
             self._index_ranges(live, [q.filter for q in request.queries])
         if isinstance(request, Optimize):  # in-process: relink a store made before
+            check_build_space(live.dir, build_bytes(live.dir, copies=1))
             with live.write_lock:
                 for relink in relink_operations(live.shard):
                     live.write(relink)
