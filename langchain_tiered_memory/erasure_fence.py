@@ -3,7 +3,8 @@
 Every call that may write a user's records takes the *erasure generation* when
 it starts: a tier's plan run (the drivers of
 :mod:`~langchain_tiered_memory.tiers.common.records` and of the semantic tier,
-which every tier method goes through), a trash move, an import, a queued write's ``submit`` (the
+which every tier method goes through), a trash move, a consolidation pass,
+an import, a queued write's ``submit`` (the
 durable writer applies the write later with the generation of its submit). Each
 batch of writes under a user's prefix passes the fence of that user first:
 

@@ -260,7 +260,8 @@ class UserMemory:
         this process are saved.
         """
         self.runtime.lifecycle.check_open("consolidate")
-        report = MemoryConsolidator(self).consolidate(progress)
+        with call_started():  # a pass begun before a forget of the user stores nothing after it
+            report = MemoryConsolidator(self).consolidate(progress)
         self.episodic.flush_access()
         self.semantic.flush_access()
         return report
@@ -268,7 +269,8 @@ class UserMemory:
     async def aconsolidate(self, progress: ProgressCallback | None = None) -> ConsolidationReport:
         """Async twin of :meth:`consolidate`."""
         self.runtime.lifecycle.check_open("aconsolidate")
-        report = await MemoryConsolidator(self).aconsolidate(progress)
+        with call_started():
+            report = await MemoryConsolidator(self).aconsolidate(progress)
         await self.episodic.aflush_access()
         await self.semantic.aflush_access()
         return report
