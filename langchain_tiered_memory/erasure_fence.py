@@ -5,7 +5,8 @@ it starts: a tier's plan run (the drivers of
 :mod:`~langchain_tiered_memory.tiers.common.records` and of the semantic tier,
 which every tier method goes through), a trash move, a consolidation pass,
 an import, a ``queue_*`` call (the durable writer applies the write later with
-the generation of its submit). Each batch of writes under a user's prefix passes the fence of that user first:
+the generation of its submit). Each batch of writes under a user's prefix
+passes the fence of that user first:
 
 * ``forget_user`` raises the generation and holds the user's fence while it
   deletes and purges (:func:`erasing` / :func:`aerasing`): it waits for the
