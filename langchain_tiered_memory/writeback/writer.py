@@ -192,6 +192,10 @@ class DurableMemoryWriter:
         """Erasure generation of writes found in the outbox (submitted before this writer)."""
         self._submitted_at: dict[int, int] = {}
         """Erasure generation at each submit of this writer, by seq, until applied."""
+        self._recovered_through = self._outbox.last_seq()
+        """Writes up to this seq were submitted before this writer opened."""
+        self._submitting = 0
+        """Submits between their commit and noting their generation in ``_submitted_at``."""
         self._erased = 0
         if start:
             self.start()
@@ -343,10 +347,17 @@ class DurableMemoryWriter:
         """
         prepared = self._prepare(list(ops))
         with call_started() as start, writing(self.store, _written_namespaces(prepared)):
-            receipts = self._outbox.enqueue(prepared)
             with self._cond:
-                for receipt in receipts:
-                    self._submitted_at.setdefault(receipt.seq, start)
+                self._submitting += 1
+            try:
+                receipts = self._outbox.enqueue(prepared)
+                with self._cond:
+                    for receipt in receipts:
+                        self._submitted_at.setdefault(receipt.seq, start)
+            finally:
+                with self._cond:
+                    self._submitting -= 1
+                    self._cond.notify_all()
         self._wake()
         return receipts
 
@@ -573,8 +584,19 @@ class DurableMemoryWriter:
         return applied, None, erased
 
     def _started(self, rows: list[OutboxRow]) -> int:
-        """The erasure generation ``rows`` were submitted at (the earliest)."""
+        """The erasure generation ``rows`` were submitted at (the earliest).
+
+        A row committed by a submit that has not noted its generation yet is
+        waited for (the submit notes it right after its commit).
+        """
+
+        def noted() -> bool:
+            return self._submitting == 0 or all(
+                row.seq <= self._recovered_through or row.seq in self._submitted_at for row in rows
+            )
+
         with self._cond:
+            self._cond.wait_for(noted)
             return min(self._submitted_at.get(row.seq, self._opened_at) for row in rows)
 
     def _try_store_batch(self, rows: list[OutboxRow]) -> bool:
