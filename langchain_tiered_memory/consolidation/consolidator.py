@@ -9,6 +9,8 @@ One pass over one user's memory:
    that turn's facts at write-back) are skipped.
 2. **Learn** tool statistics from ``tool_call: <name>`` steps of those
    episodes (each step keyed by episode and position, so a pass run again counts it once).
+   Episodes whose ``context["tool_uses_recorded"]`` is true (the agent counted
+   that turn's tool uses at write-back) are skipped.
 3. **Merge** near-duplicate current facts of an entity: the more confident one
    stays, gains the other's provenance, and the other goes to the trash.
 4. **Forget** what the :class:`ForgettingPolicy` says (age, low confidence,
@@ -182,7 +184,8 @@ class MemoryConsolidator:
                     report.errors.extend(
                         f"extract {episode.episode_id}: {e}" for e in result.errors
                     )
-                for record in _tool_steps(episode):
+                recorded = episode.context.get("tool_uses_recorded")
+                for record in [] if recorded else _tool_steps(episode):
                     self.user.procedural.record_tool_use(record)
                     report.tool_uses_recorded += 1
             except Exception as exc:

@@ -202,7 +202,7 @@ class TieredMemoryMiddleware(AgentMiddleware[TieredMemoryState, Any, Any]):
         )
         return self.memory.for_user(user_id, agent_id), writes
 
-    def _finish(
+    def _turn_update(
         self, user: UserMemory, state: TieredMemoryState, errors: list[str]
     ) -> dict[str, Any]:
         status = self.consolidation.note_turn(user)
@@ -214,11 +214,11 @@ class TieredMemoryMiddleware(AgentMiddleware[TieredMemoryState, Any, Any]):
     def after_agent(self, state: TieredMemoryState, runtime: Runtime[Any]) -> dict[str, Any] | None:
         """Queue the run's episode, facts and tool records; maybe start a consolidation."""
         user, writes = self._after(state, runtime)
-        return self._finish(user, state, queue_turn_writes(user, writes))
+        return self._turn_update(user, state, queue_turn_writes(user, writes))
 
     async def aafter_agent(
         self, state: TieredMemoryState, runtime: Runtime[Any]
     ) -> dict[str, Any] | None:
         """Async twin of :meth:`after_agent`."""
         user, writes = self._after(state, runtime)
-        return self._finish(user, state, await aqueue_turn_writes(user, writes))
+        return self._turn_update(user, state, await aqueue_turn_writes(user, writes))

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import threading
 import warnings
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import Any
@@ -39,29 +39,7 @@ from qdrant_client import AsyncQdrantClient, QdrantClient, models
 from langchain_tiered_memory.errors import BackendError, ConfigurationError
 from langchain_tiered_memory.plans import arun_plan, run_plan
 from langchain_tiered_memory.stores import filters as f
-from langchain_tiered_memory.stores.requests import (
-    DENSE,
-    INTEGER_INDEXES,
-    KEYWORD_INDEXES,
-    LINKED_INDEXES,
-    SPARSE,
-    TENANT_INDEX,
-    Collection,
-    Count,
-    Delete,
-    DeleteWhere,
-    Estimate,
-    Facet,
-    Hit,
-    Optimize,
-    PointData,
-    Query,
-    QueryBatch,
-    Retrieve,
-    SetPayload,
-    Setup,
-    Upsert,
-)
+from langchain_tiered_memory.stores import requests as rq
 from langchain_tiered_memory.stores.sparse import SparseVec
 
 __all__ = ["ClientEngine"]
@@ -79,48 +57,33 @@ Calls = Generator[Call, Any, Any]
 
 FORMAT_KEY = "tiered_memory_format"
 """Collection metadata key holding the payload format (as on the embedded engine)."""
-FORMAT = 3
-READS = frozenset({2, 3})
-"""Formats this version reads; an older readable one is upgraded on open (see :mod:`.payload`)."""
 
 
-def _condition(cond: f.Condition) -> Any:
-    if isinstance(cond, f.Where):
-        return _filter(cond)
-    if isinstance(cond, f.Match):
-        return models.FieldCondition(key=cond.key, match=models.MatchValue(value=cond.value))
-    if isinstance(cond, f.MatchAny):
-        return models.FieldCondition(key=cond.key, match=models.MatchAny(any=list(cond.values)))
-    if isinstance(cond, f.Range):
-        rng = models.Range(gt=cond.gt, gte=cond.gte, lt=cond.lt, lte=cond.lte)
-        return models.FieldCondition(key=cond.key, range=rng)
-    if isinstance(cond, f.IsEmpty):
-        return models.IsEmptyCondition(is_empty=models.PayloadField(key=cond.key))
-    raise TypeError(f"unknown condition {cond!r}")  # pragma: no cover
+_LEAVES: dict[type, Callable[[Any], Any]] = {
+    f.Match: lambda c: models.FieldCondition(key=c.key, match=models.MatchValue(value=c.value)),
+    f.MatchAny: lambda c: models.FieldCondition(
+        key=c.key, match=models.MatchAny(any=list(c.values))
+    ),
+    f.Range: lambda c: models.FieldCondition(
+        key=c.key, range=models.Range(gt=c.gt, gte=c.gte, lt=c.lt, lte=c.lte)
+    ),
+    f.IsEmpty: lambda c: models.IsEmptyCondition(is_empty=models.PayloadField(key=c.key)),
+}
 
 
 def _filter(where: f.Where) -> models.Filter:
-    return models.Filter(
-        must=[_condition(c) for c in where.must] or None,
-        should=[_condition(c) for c in where.should] or None,
-        must_not=[_condition(c) for c in where.must_not] or None,
-    )
+    return f.lower(where, models.Filter, _LEAVES)
 
 
 def _sparse(vec: SparseVec) -> models.SparseVector:
     return models.SparseVector(indices=list(vec.indices), values=list(vec.values))
 
 
-def _point(p: PointData) -> models.PointStruct:
-    vector: dict[str, Any] = {}
-    if p.dense:
-        vector[DENSE] = p.dense
-    if p.sparse:
-        vector[SPARSE] = _sparse(p.sparse)
-    return models.PointStruct(id=p.id, vector=vector, payload=p.payload)
+def _point(p: rq.PointData) -> models.PointStruct:
+    return models.PointStruct(id=p.id, vector=p.vectors(_sparse), payload=p.payload)
 
 
-def _query(q: Query) -> models.QueryRequest:
+def _query(q: rq.Query) -> models.QueryRequest:
     flt = _filter(q.filter)
     params = None
     if q.exact or q.acorn:  # local mode ignores both (it scans), a server applies them
@@ -133,43 +96,43 @@ def _query(q: Query) -> models.QueryRequest:
         return models.QueryRequest(query=models.OrderByQuery(order_by=order), **common)
     if q.mode == "dense":
         assert q.dense is not None
-        return models.QueryRequest(query=[q.dense], using=DENSE, params=params, **common)
+        return models.QueryRequest(query=[q.dense], using=rq.DENSE, params=params, **common)
     assert q.sparse is not None
     idf = None
     if q.idf_corpus is not None:  # IDF over these points, as on the embedded engine
         idf = models.SearchParams(idf=models.IdfCorpusParams(corpus=_filter(q.idf_corpus)))
-    return models.QueryRequest(query=_sparse(q.sparse), using=SPARSE, params=idf, **common)
+    return models.QueryRequest(query=_sparse(q.sparse), using=rq.SPARSE, params=idf, **common)
 
 
 def _vector_size(info: models.CollectionInfo) -> int | None:
     vectors = info.config.params.vectors
-    params = vectors.get(DENSE) if isinstance(vectors, dict) else None
+    params = vectors.get(rq.DENSE) if isinstance(vectors, dict) else None
     return None if params is None else int(params.size)
 
 
-def _setup_calls(c: Collection) -> Calls:
+def _setup_calls(c: rq.Collection) -> Calls:
     exists = yield Call("collection_exists", {"collection_name": c.name})
     if not exists:
         vectors = {}
         if c.dims is not None:
-            vectors[DENSE] = models.VectorParams(
+            vectors[rq.DENSE] = models.VectorParams(
                 size=c.dims,
                 distance=models.Distance.COSINE,
                 multivector_config=models.MultiVectorConfig(
                     comparator=models.MultiVectorComparator.MAX_SIM
                 ),
             )
-        sparse = {SPARSE: models.SparseVectorParams(modifier=models.Modifier.IDF)}
+        sparse = {rq.SPARSE: models.SparseVectorParams(modifier=models.Modifier.IDF)}
         yield Call(
             "create_collection",
             {
                 "collection_name": c.name,
                 "vectors_config": vectors,
                 "sparse_vectors_config": sparse,
-                "metadata": {FORMAT_KEY: FORMAT},
+                "metadata": {FORMAT_KEY: rq.PAYLOAD_FORMAT},
             },
         )
-        for name in (*KEYWORD_INDEXES, *INTEGER_INDEXES):
+        for name in (*rq.KEYWORD_INDEXES, *rq.INTEGER_INDEXES):
             yield Call(
                 "create_payload_index",
                 {
@@ -181,50 +144,45 @@ def _setup_calls(c: Collection) -> Calls:
             )
     info = yield Call("get_collection", {"collection_name": c.name})
     found = (info.config.metadata or {}).get(FORMAT_KEY)
-    if found not in READS:
-        raise ConfigurationError(
-            f"collection {c.name!r} holds payload format {found!r}, but this version reads "
-            f"formats {sorted(READS)} (its value filters need markers the old format lacks): use "
-            "a new collection name and copy the items over"
-        )
-    if found != FORMAT:
+    holder = f"collection {c.name!r}"
+    rq.check_format(found, holder, "use a new collection name and copy the items over")
+    if found != rq.PAYLOAD_FORMAT:  # an older readable one is upgraded on open
         yield Call(
             "update_collection",
-            {"collection_name": c.name, "metadata": {FORMAT_KEY: FORMAT}},
+            {"collection_name": c.name, "metadata": {FORMAT_KEY: rq.PAYLOAD_FORMAT}},
         )
-    size = _vector_size(info)
-    if c.dims is not None and size != c.dims:
-        have = "no dense vectors" if size is None else f"{size}-d vectors"
-        raise ConfigurationError(
-            f"collection {c.name!r} holds {have} but index['dims'] is {c.dims}: use the "
-            "embedding model it was created with, or another collection"
-        )
+    rq.check_dims(
+        _vector_size(info),
+        c.dims,
+        holder,
+        "use the embedding model it was created with, or another collection",
+    )
     return info
 
 
 def _index_schema(name: str) -> models.PayloadSchemaParams:
-    """The index of payload field ``name``: HNSW links only for :data:`LINKED_INDEXES`.
+    """The index of payload field ``name``: HNSW links only for :data:`~.requests.LINKED_INDEXES`.
 
-    A server lays segments out by :data:`TENANT_INDEX` (``is_tenant``) in new
+    A server lays segments out by :data:`~.requests.TENANT_INDEX` (``is_tenant``) in new
     collections; collections made before keep their layout.
     """
-    linked = name in LINKED_INDEXES
-    if name in KEYWORD_INDEXES:
+    linked = name in rq.LINKED_INDEXES
+    if name in rq.KEYWORD_INDEXES:
         return models.KeywordIndexParams(
             type=models.KeywordIndexType.KEYWORD,
             enable_hnsw=linked,
-            is_tenant=True if name == TENANT_INDEX else None,
+            is_tenant=True if name == rq.TENANT_INDEX else None,
         )
-    if name in INTEGER_INDEXES:
+    if name in rq.INTEGER_INDEXES:
         return models.IntegerIndexParams(
             type=models.IntegerIndexType.INTEGER, lookup=True, range=True, enable_hnsw=linked
         )
     return models.FloatIndexParams(type=models.FloatIndexType.FLOAT, enable_hnsw=linked)
 
 
-def _range_index_calls(name: str, wheres: list[f.Where], indexed: set[str]) -> Calls:
-    """Create a float index on every ``value.<path>`` a filter ranges over (once)."""
-    for key in sorted(set().union(*(f.range_fields(w) for w in wheres)) - indexed):
+def _range_index_calls(name: str, request: Any, indexed: set[str]) -> Calls:
+    """Create a float index on every ``value.<path>`` the request's filters range over (once)."""
+    for key in sorted(rq.fields_to_index(request) - indexed):
         yield Call(
             "create_payload_index",
             {
@@ -238,26 +196,21 @@ def _range_index_calls(name: str, wheres: list[f.Where], indexed: set[str]) -> C
 
 
 def _calls(name: str, request: Any, indexed: set[str]) -> Calls:
-    if isinstance(request, Setup):
+    if isinstance(request, rq.Setup):
         info = yield from _setup_calls(request.collection)
         indexed.update(info.payload_schema or {})
         return None
     base = {"collection_name": name}
-    if isinstance(request, (Count, Facet, DeleteWhere)):
-        yield from _range_index_calls(name, [request.filter], indexed)
-    if isinstance(request, Estimate):
-        yield from _range_index_calls(name, request.filters, indexed)
-    if isinstance(request, QueryBatch):
-        yield from _range_index_calls(name, [q.filter for q in request.queries], indexed)
-    if isinstance(request, QueryBatch):
+    yield from _range_index_calls(name, request, indexed)
+    if isinstance(request, rq.QueryBatch):
         responses = yield Call(
             "query_batch_points", {**base, "requests": [_query(q) for q in request.queries]}
         )
         return [
-            [Hit(str(p.id), float(p.score), dict(p.payload or {})) for p in r.points]
+            [rq.Hit(str(p.id), float(p.score), dict(p.payload or {})) for p in r.points]
             for r in responses
         ]
-    if isinstance(request, Retrieve):
+    if isinstance(request, rq.Retrieve):
         if not request.ids:
             return {}
         records = yield Call(
@@ -270,23 +223,23 @@ def _calls(name: str, request: Any, indexed: set[str]) -> Calls:
             },
         )
         return {str(r.id): dict(r.payload or {}) for r in records}
-    if isinstance(request, Upsert):
+    if isinstance(request, rq.Upsert):
         yield Call("upsert", {**base, "points": [_point(p) for p in request.points], "wait": True})
         return None
-    if isinstance(request, Delete):
+    if isinstance(request, rq.Delete):
         selector = models.PointIdsList(points=list(request.ids))
         yield Call("delete", {**base, "points_selector": selector, "wait": True})
         return None
-    if isinstance(request, DeleteWhere):
+    if isinstance(request, rq.DeleteWhere):
         where = models.FilterSelector(filter=_filter(request.filter))
         yield Call("delete", {**base, "points_selector": where, "wait": True})
         return None
-    if isinstance(request, SetPayload):
+    if isinstance(request, rq.SetPayload):
         # A filter, not ids: refreshing a point deleted meanwhile is then a no-op.
         flt = models.Filter(must=[models.HasIdCondition(has_id=list(request.ids))])
         yield Call("set_payload", {**base, "payload": request.payload, "points": flt, "wait": True})
         return None
-    if isinstance(request, Facet):
+    if isinstance(request, rq.Facet):
         response = yield Call(
             "facet",
             {
@@ -298,20 +251,30 @@ def _calls(name: str, request: Any, indexed: set[str]) -> Calls:
             },
         )
         return [(str(h.value), int(h.count)) for h in response.hits]
-    if isinstance(request, Count):
+    if isinstance(request, rq.Count):
         response = yield Call(
             "count", {**base, "count_filter": _filter(request.filter), "exact": True}
         )
         return int(response.count)
-    if isinstance(request, Estimate):
+    if isinstance(request, rq.Estimate):
         sizes = []
         for ask in request.filters:
             response = yield Call("count", {**base, "count_filter": _filter(ask), "exact": False})
             sizes.append(int(response.count))
         return sizes
-    if isinstance(request, Optimize):
+    if isinstance(request, rq.Optimize):
         return False  # servers optimise in the background by themselves
     raise TypeError(f"the client engine cannot execute {type(request).__name__}")
+
+
+def _is_local(client: QdrantClient | AsyncQdrantClient) -> bool:
+    """Whether ``client`` runs qdrant-client's local mode (``":memory:"`` or a path).
+
+    The client's public ``init_options`` decide it by the same rule the client
+    applies when it picks its local or remote implementation.
+    """
+    options = client.init_options
+    return options.get("location") == ":memory:" or options.get("path") is not None
 
 
 def _translate(exc: Exception) -> BackendError:
@@ -336,10 +299,7 @@ class ClientEngine:
         self._indexed: set[str] = set()  # payload fields known to have an index
         # qdrant-client's local mode is plain Python dicts and numpy arrays, not
         # thread-safe: one request at a time. Server clients run concurrently.
-        local = type(getattr(client, "_client", None)).__name__ in (
-            "QdrantLocal",
-            "AsyncQdrantLocal",
-        )
+        local = _is_local(client)
         self._lock: AbstractContextManager[Any] = threading.RLock() if local else nullcontext()
         # Local mode scans every search and counts in Python: estimates there cost a scan.
         self.estimates = not local

@@ -28,10 +28,10 @@ from __future__ import annotations
 import math
 import re
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, TypeAlias
+from typing import Any, TypeAlias, TypeVar
 
 from langgraph.store.base import MatchCondition
 
@@ -49,6 +49,7 @@ __all__ = [
     "expired_filter",
     "fields_present",
     "list_namespaces_filter",
+    "lower",
     "namespace_matches",
     "range_fields",
     "search_filter",
@@ -100,6 +101,7 @@ class Where:
 
 
 Condition: TypeAlias = "Match | MatchAny | Range | IsEmpty | Where"
+_Built = TypeVar("_Built")
 
 _SIMPLE_KEY = re.compile(r"[A-Za-z0-9_\-]+")
 _OPERATORS = ("$eq", "$ne", "$gt", "$gte", "$lt", "$lte")
@@ -234,6 +236,31 @@ def range_fields(where: Where) -> set[str]:
         elif isinstance(cond, Range) and cond.key.startswith(VALUE_PREFIX):
             found.add(cond.key)
     return found
+
+
+def lower(
+    where: Where, group: Callable[..., _Built], leaves: Mapping[type, Callable[[Any], Any]]
+) -> _Built:
+    """``where`` as an engine's own filter: each engine states only its constructors.
+
+    Args:
+        where: The engine-neutral filter tree.
+        group: Builds one group from the keywords ``must``, ``should`` and
+            ``must_not`` (lists of built conditions, ``None`` for an empty one).
+        leaves: For each condition type (:class:`Match`, :class:`MatchAny`,
+            :class:`Range`, :class:`IsEmpty`), how to build it.
+
+    Examples:
+        >>> lower(Where(must=(Match("k", "v"),)), dict, {Match: lambda c: c.value})
+        {'must': ['v'], 'should': None, 'must_not': None}
+    """
+
+    def built(conds: tuple[Condition, ...]) -> list[Any] | None:
+        return [
+            lower(c, group, leaves) if isinstance(c, Where) else leaves[type(c)](c) for c in conds
+        ] or None
+
+    return group(must=built(where.must), should=built(where.should), must_not=built(where.must_not))
 
 
 def not_expired(now_us: int) -> Where:

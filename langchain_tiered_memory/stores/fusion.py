@@ -7,10 +7,15 @@ Two families, both pure functions over ``{key: score}`` maps:
 * **Score fusion** (:func:`weighted_score_fusion`): each list's scores are put on
   ``[0, 1]`` and combined with weights. It keeps the margins, which is what lets a
   very confident lexical match beat a lukewarm dense one. The calibrated scales
-  (the default) map each score on its own, so a score means the same in every
-  query: ``"cosine"`` is ``(1 + cosine) / 2``, ``"saturate"`` is ``s / (s + k)``
-  for a BM25 score ``s``. The relative scales (``"minmax"`` over the candidates,
+  map each score on its own, so a score means the same in every query:
+  ``"cosine"`` is ``(1 + cosine) / 2``, ``"saturate"`` is ``s / (s + k)`` for a
+  BM25 score ``s``. The relative scales (``"minmax"`` over the candidates,
   ``"zscore"``, ``"max"``: divide by the best score) depend on the other candidates.
+  With ``spread_floor`` set, each side's weight is divided by the spread of its
+  scores over its candidates, so each side counts by how far a candidate stands
+  out among its own candidates, as with z-scores, and the fused score stays a
+  weighted mean in ``[0, 1]``. The default (:data:`DEFAULT_FUSION`) does this with
+  the calibrated cosine and the BM25 score divided by the query's best.
 
 Examples:
     >>> from langchain_tiered_memory.stores.fusion import weighted_rrf
@@ -22,7 +27,7 @@ Examples:
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Collection, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal, TypeVar
 
@@ -33,7 +38,8 @@ __all__ = [
     "CALIBRATED",
     "DEFAULT_CANDIDATES",
     "DEFAULT_FUSION",
-    "DENSE_GAP",
+    "MIN_SPREAD",
+    "MISSING_GAP",
     "FusionConfig",
     "Normalization",
     "fuse",
@@ -173,6 +179,8 @@ def weighted_score_fusion(
     missing: float | None = None,
     saturation: float = BM25_SATURATION,
     convex: bool = False,
+    spread_floor: float | None = None,
+    complete: Collection[str] = (),
 ) -> list[tuple[K, float]]:
     """Fuse retrievers by a weighted sum of normalised scores.
 
@@ -183,11 +191,21 @@ def weighted_score_fusion(
             :func:`normalize_scores`): one method for all, or retriever name -> method
             (retrievers not named use ``"minmax"``).
         missing: Normalised score for a key a retriever did not return; by default
-            below every key it returned: 0 for ``"saturate"``, the lowest returned
-            minus :data:`DENSE_GAP` for ``"cosine"``, and the retriever's lowest
-            normalised score for the relative scales.
+            below every key it returned on the ``[0, 1]`` scales: 0 when the
+            retriever is ``complete``, else its lowest returned score less
+            :data:`MISSING_GAP` spreads; the lowest score on ``"minmax"``,
+            ``"zscore"`` and ``"none"``.
         saturation: ``k`` of the ``"saturate"`` normalization.
         convex: Divide by the sum of the weights, so ``[0, 1]`` scores fuse into ``[0, 1]``.
+        spread_floor: When set, each retriever's weight is divided by the spread
+            (standard deviation) of its normalised scores, taken as at least
+            ``spread_floor``: over every key when the retriever is ``complete`` (the
+            keys it did not return at 0), else over the keys it returned. A retriever then counts by
+            how far a candidate stands out among its own candidates, as with
+            z-scores, while the fused score stays a weighted mean of normalised
+            scores. None: the weights as given.
+        complete: Retrievers that returned every match they have (fewer candidates
+            than asked for): a key they did not return has no match there.
 
     Returns:
         ``(key, fused score)`` pairs, best first.
@@ -206,11 +224,18 @@ def weighted_score_fusion(
     for s in scores.values():
         for key in s:
             order.setdefault(key, len(order))
+    if spread_floor is not None:
+        spreads = {
+            # A side that returned every match ranks all candidates: the rest at 0.
+            name: _spread({key: ns.get(key, 0.0) for key in order} if name in complete else ns)
+            for name, ns in normed.items()
+        }
+        w = {name: w[name] / max(spreads[name], spread_floor) for name in w}
     totals: dict[K, float] = dict.fromkeys(order, 0.0)
     for name, ns in normed.items():
         floor = missing
         if floor is None:
-            floor = _missing(methods[name], ns)
+            floor = _missing(methods[name], ns, complete=name in complete)
         for key in totals:
             totals[key] += w[name] * ns.get(key, floor)
     total_weight = sum(w.values())
@@ -219,24 +244,38 @@ def weighted_score_fusion(
     return _sorted(totals, order)
 
 
-DENSE_GAP = 0.01
-"""How far below the lowest returned ``"cosine"`` score a candidate the dense side missed is put."""
+def _spread(values: Mapping[K, float]) -> float:
+    """The population standard deviation of ``values`` (0 for fewer than two)."""
+    vals = list(values.values())
+    if len(vals) < 2:
+        return 0.0
+    mean = sum(vals) / len(vals)
+    return math.sqrt(sum((v - mean) ** 2 for v in vals) / len(vals))
 
 
-def _missing(method: str, normalized: Mapping[K, float]) -> float:
+MISSING_GAP = 0.1
+"""How far below a retriever's lowest returned score a candidate it did not return is
+put, in spreads (standard deviations) of its returned scores."""
+
+MIN_SPREAD = 1e-3
+"""The smallest spread a retriever's scores are taken to have (one or equal candidates)."""
+
+
+def _missing(method: str, normalized: Mapping[K, float], *, complete: bool = False) -> float:
     """The normalised score of a candidate a retriever did not return.
 
-    ``"saturate"`` (BM25): 0, no query word counted. ``"cosine"``: the dense side
-    returns its nearest candidates, so a missed one is at most as similar as the
-    lowest returned: it gets :data:`DENSE_GAP` less (never below 0). Relative
-    scales: the list's lowest score.
+    ``complete``: the retriever returned every match (fewer than it was asked for),
+    so a candidate it did not return has no match there: 0 on the calibrated and
+    ``"max"`` scales. Otherwise the candidate ranked below the returned ones: it
+    gets the lowest returned score less :data:`MISSING_GAP` spreads (never below 0).
+    ``"minmax"``, ``"zscore"`` and ``"none"``: the list's lowest score.
     """
     lowest = min(normalized.values(), default=0.0)
-    if method == "saturate":
+    if method not in IN_UNIT or method == "minmax":
+        return lowest
+    if complete or not normalized:
         return 0.0
-    if method == "cosine":
-        return max(0.0, lowest - DENSE_GAP)
-    return lowest
+    return max(0.0, lowest - MISSING_GAP * max(_spread(normalized), MIN_SPREAD))
 
 
 @dataclass(frozen=True)
@@ -252,6 +291,10 @@ class FusionConfig:
         rrf_k: The constant for ``method="rrf"``.
         saturation: ``k`` of the ``"saturate"`` scaling ``s / (s + k)`` (also the
             scale of a store's lexical-mode scores).
+        spread_floor: When set, each retriever's weight is divided by the spread
+            (standard deviation) of its normalised scores over its candidates, at
+            least this much (see :func:`weighted_score_fusion`); None keeps the
+            weights as given.
 
     Examples:
         >>> cfg = FusionConfig(weights={"dense": 1.0, "lexical": 2.0})
@@ -265,6 +308,7 @@ class FusionConfig:
     normalization: Normalization | Mapping[str, Normalization] = "minmax"
     rrf_k: float = 60.0
     saturation: float = BM25_SATURATION
+    spread_floor: float | None = None
 
     def method_of(self, name: str) -> Normalization:
         """The normalization of retriever ``name`` (``"minmax"`` when not named)."""
@@ -288,19 +332,23 @@ def fuse(scores: Mapping[str, Mapping[K, float]], config: FusionConfig) -> list[
             normalization=config.normalization,
             saturation=config.saturation,
             convex=True,
+            spread_floor=config.spread_floor,
         )
     raise ConfigurationError(f"unknown fusion method {config.method!r}: use 'score' or 'rrf'")
 
 
 DEFAULT_FUSION = FusionConfig(
     method="score",
-    weights={"dense": 0.7, "lexical": 0.3},
-    normalization={"dense": "cosine", "lexical": "saturate"},
+    weights={"dense": 0.75, "lexical": 1.0},
+    normalization={"dense": "cosine", "lexical": "max"},
+    spread_floor=MIN_SPREAD,
 )
-"""Hybrid search: ``0.7 * (1 + cosine) / 2 + 0.3 * bm25 / (bm25 + 6)``, in [0, 1].
+"""Hybrid search: a weighted mean of ``(1 + cosine) / 2`` and ``bm25 / best bm25``, in [0, 1].
 
-The weights and the BM25 half-point were chosen on LoCoMo evidence recall
-(``benchmarks/locomo.py``): they match the relative fusion they replace overall."""
+Each side's weight (dense 0.75, lexical 1.0) is divided by the spread of that side's
+scores over its candidates (at least :data:`MIN_SPREAD`), so a side counts by how far
+a candidate stands out among its own candidates. Measured on LoCoMo evidence recall
+(``benchmarks/locomo.py``) against z-score fusion, whose ranking it keeps."""
 
 DEFAULT_CANDIDATES = 100
 """Candidates fetched per retriever before fusion."""

@@ -9,7 +9,9 @@ Two engines sit behind one query compiler (:mod:`.plan`):
 Retrieval is ``"hybrid"`` (dense + BM25 fused), ``"dense"`` or ``"lexical"``,
 chosen per store and overridable per search. Hybrid fusion is a
 :class:`~langchain_tiered_memory.stores.fusion.FusionConfig` (``fusion=``): by default
-a weighted mean of calibrated cosine and BM25 scores (:data:`.fusion.DEFAULT_FUSION`),
+a weighted mean of the calibrated cosine and the BM25 score relative to the query's
+best, each side weighted by the inverse spread of its candidates' scores
+(:data:`.fusion.DEFAULT_FUSION`),
 or reciprocal rank fusion with ``FusionConfig(method="rrf")``. ``lexical_fields=``
 BM25-indexes other value fields than the embedded ones (e.g. a turn plus its
 neighbouring turns), with repeat weights. BM25 document frequencies count the
@@ -28,9 +30,11 @@ namespace-filtered search reads them in order; a store made before is
 rewritten once by its next background optimisation (see :meth:`start_optimize`).
 ``SearchItem.score`` is in ``[0, 1]`` in every mode, higher is better: the cosine
 similarity as ``(1 + cosine) / 2`` in dense mode, the BM25 score ``s`` as
-``s / (s + 6)`` in lexical mode, and their weighted mean in hybrid mode (by default
-0.7 dense, 0.3 lexical; a candidate the lexical side did not return counts 0 there,
-one the dense side did not return counts a little below its lowest dense score).
+``s / (s + 6)`` in lexical mode, and in hybrid mode a weighted mean of the dense score
+and the BM25 score divided by the query's best BM25 score (by default 0.75 dense and
+1.0 lexical, each divided by the spread of that side's scores over its candidates).
+A candidate a side did not return counts 0 there when that side returned every
+match, else a little below the lowest score it returned.
 With ``FusionConfig(method="rrf")`` it is ``sum 1/(60 + rank)`` divided by its best
 possible value. Only ``distance_type="cosine"`` is accepted in ``index``.
 

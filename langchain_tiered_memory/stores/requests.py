@@ -17,11 +17,13 @@ Examples:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple, TypeAlias
 
+from langchain_tiered_memory.errors import ConfigurationError
 from langchain_tiered_memory.plans import Plan
-from langchain_tiered_memory.stores.filters import Where
+from langchain_tiered_memory.stores.filters import Where, range_fields
 from langchain_tiered_memory.stores.sparse import SparseVec
 
 __all__ = [
@@ -45,6 +47,9 @@ __all__ = [
     "SetPayload",
     "Setup",
     "Upsert",
+    "check_dims",
+    "check_format",
+    "fields_to_index",
 ]
 
 DENSE = "dense"
@@ -70,6 +75,40 @@ instead of hopping over the whole segment. See
 :data:`~langchain_tiered_memory.stores.edge.build.TENANT_INDEX`."""
 
 
+PAYLOAD_FORMAT = 3
+"""Payload layout version: 2 added the ``k:`` and ``e:`` equality markers, 3 left
+out what reads and filters never use (format-2 stores are upgraded in place)."""
+READABLE_FORMATS = frozenset({2, 3})
+"""Formats whose points this version reads (see :mod:`.payload`)."""
+
+
+def check_format(found: object, holder: str, fix: str) -> None:
+    """Refuse a store whose payload format this version cannot read.
+
+    Raises:
+        ConfigurationError: ``found`` is not in :data:`READABLE_FORMATS`; the
+            message names ``holder`` and ends with ``fix``.
+    """
+    if found not in READABLE_FORMATS:
+        raise ConfigurationError(
+            f"{holder} holds payload format {found!r}, but this version reads formats "
+            f"{sorted(READABLE_FORMATS)} (its value filters need markers the old format "
+            f"lacks): {fix}"
+        )
+
+
+def check_dims(stored: int | None, wanted: int | None, holder: str, fix: str) -> None:
+    """Refuse an index whose ``dims`` differ from the vectors ``holder`` stores.
+
+    Raises:
+        ConfigurationError: ``wanted`` is set and is not ``stored``; the message
+            names ``holder`` and ends with ``fix``.
+    """
+    if wanted is not None and stored != wanted:
+        have = "no dense vectors" if stored is None else f"{stored}-d vectors"
+        raise ConfigurationError(f"{holder} holds {have} but index['dims'] is {wanted}: {fix}")
+
+
 @dataclass(frozen=True)
 class Collection:
     """What the store needs from a collection: vector sizes and payload indexes."""
@@ -87,6 +126,15 @@ class PointData:
     payload: dict[str, Any]
     dense: list[list[float]] | None = None
     sparse: SparseVec | None = None
+
+    def vectors(self, sparse: Callable[[SparseVec], Any]) -> dict[str, Any]:
+        """The point's named vectors; ``sparse`` builds the engine's sparse vector."""
+        vectors: dict[str, Any] = {}
+        if self.dense:
+            vectors[DENSE] = self.dense
+        if self.sparse:
+            vectors[SPARSE] = sparse(self.sparse)
+        return vectors
 
 
 class Hit(NamedTuple):
@@ -232,3 +280,19 @@ Request: TypeAlias = (
     "Setup | Upsert | Delete | DeleteWhere | SetPayload | Retrieve | QueryBatch | Facet"
     " | Count | Optimize | EmbedDocuments | EmbedQueries"
 )
+
+
+def fields_to_index(request: object) -> set[str]:
+    """The ``value.<path>`` fields the filters of ``request`` range over.
+
+    An engine gives each a float index (once) before it runs the request.
+    """
+    if isinstance(request, (Count, Facet, DeleteWhere)):
+        wheres = [request.filter]
+    elif isinstance(request, Estimate):
+        wheres = request.filters
+    elif isinstance(request, QueryBatch):
+        wheres = [q.filter for q in request.queries]
+    else:
+        return set()
+    return set().union(*(range_fields(w) for w in wheres))

@@ -7,9 +7,10 @@ a hybrid search transfers one page of payloads, not two candidate lists.
 
 Every score is in ``[0, 1]``. Fusion follows the store's
 :class:`~langchain_tiered_memory.stores.fusion.FusionConfig`: the default is
-:data:`~langchain_tiered_memory.stores.fusion.DEFAULT_FUSION` (``0.7`` times the cosine
-similarity mapped to ``(1 + cosine) / 2`` plus ``0.3`` times the BM25 score saturated
-to ``s / (s + 6)``); ``method="rrf"`` gives reciprocal rank fusion with ties ranked
+:data:`~langchain_tiered_memory.stores.fusion.DEFAULT_FUSION` (a weighted mean of the
+cosine similarity mapped to ``(1 + cosine) / 2`` and the BM25 score divided by the
+query's best, each side weighted by the inverse spread of its candidates' scores);
+``method="rrf"`` gives reciprocal rank fusion with ties ranked
 equally, divided by its best possible value. Dense and lexical searches report
 their engine score on the same two scales (:func:`calibrated`). Either way equal fused scores are
 ordered by point id, so both engines give the same order (engines order equal
@@ -99,17 +100,22 @@ def fuse_rrf(lists: Sequence[Sequence[Hit]], k: int = RRF_K) -> list[tuple[Hit, 
 
 
 def fuse_hybrid(
-    dense: Sequence[Hit], lexical: Sequence[Hit] | None, config: FusionConfig
+    dense: Sequence[Hit],
+    lexical: Sequence[Hit] | None,
+    config: FusionConfig,
+    depth: int | None = None,
 ) -> list[tuple[Hit, float]]:
     """Fuse the dense and lexical candidate lists as ``config`` says, best first.
 
     ``lexical`` is None when the query has no lexical terms (only stop words):
     the dense side alone then decides. An empty list means no candidate matched
-    a term: each candidate's lexical part is 0. With the calibrated default, a
-    candidate one side did not return gets that side's 0, below every candidate
-    it did return. Weights may name ``"dense"`` and ``"lexical"``; fused scores
-    are divided by the weights' sum, so they stay in ``[0, 1]``. Equal fused
-    scores are ordered by point id.
+    a term: each candidate's lexical part is 0. ``depth`` is how many candidates
+    each side was asked for: a side that returned fewer returned every match, so
+    a candidate it did not return gets 0 there; otherwise it gets a little less
+    than the lowest score the side returned (None: both sides returned every
+    match). Weights may name ``"dense"`` and ``"lexical"``; fused scores are
+    divided by the weights' sum, so they stay in ``[0, 1]``. Equal fused scores
+    are ordered by point id.
     """
     if config.method == "rrf":
         return fuse_rrf([dense] if lexical is None else [dense, lexical], k=int(config.rrf_k))
@@ -123,6 +129,8 @@ def fuse_hybrid(
         normalization={name: config.method_of(name) for name in lists},
         saturation=config.saturation,
         convex=True,
+        spread_floor=config.spread_floor,
+        complete=[n for n, hits in lists.items() if depth is None or len(hits) < depth],
     )
     first = {h.id: h for hits in lists.values() for h in reversed(hits)}
     ranked = _tie_sorted([(Hit(pid, score, first[pid].payload), score) for pid, score in fused])
@@ -296,7 +304,12 @@ def search_pages(
         elif mode == "hybrid":
             dense, lexical = answers[0], answers[1] if len(answers) > 1 else None
             pages.append(
-                [(hit, score) for hit, score in fuse_hybrid(dense, lexical, fusion)[start:stop]]
+                [
+                    (hit, score)
+                    for hit, score in fuse_hybrid(dense, lexical, fusion, queries[0].limit)[
+                        start:stop
+                    ]
+                ]
             )
         else:
             hits = yield from _complete_ties(queries[0], answers[0], stop)

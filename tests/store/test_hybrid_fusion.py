@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import random
 from dataclasses import replace
+from itertools import pairwise
 from typing import Any
 
 import pytest
@@ -73,40 +75,92 @@ def test_equal_fused_scores_are_ordered_by_id() -> None:
 
 
 def test_a_rare_lexical_match_is_not_ranked_last() -> None:
-    # Only "d" holds the rare query word: BM25 returns a and d, nearly tied. The
-    # lexical match must count for d, and b and c (no lexical match) get nothing.
+    # Only "d" holds the rare query word: BM25 returns a and d, nearly tied, and no
+    # other document. The lexical match must count for d; b and c have none.
     dense = [Hit("a", 0.62, {}), Hit("b", 0.60, {}), Hit("c", 0.59, {}), Hit("d", 0.58, {})]
     lexical = [Hit("a", 1.937, {}), Hit("d", 1.906, {})]
-    fused = fuse_hybrid(dense, lexical, DEFAULT_FUSION)
-    assert [h.id for h, _ in fused] == ["a", "d", "b", "c"]
-    scores = dict((h.id, s) for h, s in fused)
-    lexical_part = {k: scores[k] - 0.7 * (1 + h.score) / 2 for k, h in ((h.id, h) for h in dense)}
-    assert lexical_part["b"] == pytest.approx(0) and lexical_part["c"] == pytest.approx(0)
-    assert lexical_part["d"] > 0.05
+    for depth in (None, 100):  # BM25 returned fewer than asked: every match
+        fused = fuse_hybrid(dense, lexical, DEFAULT_FUSION, depth)
+        assert [h.id for h, _ in fused] == ["a", "d", "b", "c"]
+        assert all(0 < s <= 1 for _, s in fused)
 
 
-@pytest.mark.parametrize("sides", [(1, 1), (1, 0), (2, 1), (2, 2), (1, 2), (0, 2)])
+def _twins(side: str, depth: int | None) -> tuple[list[Hit], list[Hit]]:
+    """p and q tie on the other side; ``side`` returned p (and r), not q."""
+    scored = {"dense": (0.7, 0.2), "lexical": (5.0, 0.3)}
+    top, low = scored[side]
+    this = [Hit("r", top, {}), Hit("p", low, {})]
+    tie = scored["lexical" if side == "dense" else "dense"][0]
+    other = [Hit("p", tie, {}), Hit("q", tie, {})]
+    this = this[: depth or 2]
+    return (this, other) if side == "dense" else (other, this)
+
+
+@pytest.mark.parametrize("depth", [None, 2, 1])
+@pytest.mark.parametrize("side", ["dense", "lexical"])
+def test_a_document_one_side_did_not_return_ranks_below_those_it_did(
+    side: str, depth: int | None
+) -> None:
+    # depth None: each side returned every match; 2 or 1: it was cut at that depth.
+    dense, lexical = _twins(side, depth)
+    fused = dict((h.id, s) for h, s in fuse_hybrid(dense, lexical, DEFAULT_FUSION, depth))
+    returned = {h.id for h in (dense if side == "dense" else lexical)}
+    for missed in fused.keys() - returned:
+        for got in returned & {"p"}:
+            assert fused[missed] < fused[got]
+    assert all(0 < s <= 1 for s in fused.values())
+
+
+@pytest.mark.parametrize("sides", [(1, 1), (1, 0), (2, 1), (2, 2), (1, 2), (0, 2), (0, 1)])
 def test_fusion_is_well_defined_with_one_or_two_candidates(sides: tuple[int, int]) -> None:
     dense = [Hit(f"p{i}", 0.7 - i / 10, {}) for i in range(sides[0])]
     lexical = [Hit(f"p{i + 1}", 3.0 - i, {}) for i in range(sides[1])]
-    fused = fuse_hybrid(dense, lexical, DEFAULT_FUSION)
-    assert fused and all(0 < s <= 1 for _, s in fused)
-    # On each side, a document that side did not return gets less than every one it did.
-    parts = {
-        "dense": {h.id: (1 + h.score) / 2 for h in dense},
-        "lexical": {h.id: h.score / (h.score + DEFAULT_FUSION.saturation) for h in lexical},
-    }
-    weights = DEFAULT_FUSION.weights or {}
-    for name, other in (("dense", "lexical"), ("lexical", "dense")):
-        for hit, score in fused:
-            if hit.id not in parts[name] and parts[name]:
-                own = (score - weights[other] * parts[other].get(hit.id, 0.0)) / weights[name]
-                assert own < min(parts[name].values())
+    for depth in (None, 2):
+        fused = fuse_hybrid(dense, lexical, DEFAULT_FUSION, depth)
+        assert fused and all(0 < s <= 1 for _, s in fused)
+        assert len({h.id for h, _ in fused}) == len(fused)
+
+
+def test_scores_stay_in_the_unit_interval_and_follow_each_side() -> None:
+    rng = random.Random(7)
+    for _ in range(200):
+        ids = [f"p{i}" for i in range(rng.randint(1, 12))]
+        dense = sorted(
+            (Hit(i, rng.uniform(-1, 1), {}) for i in rng.sample(ids, rng.randint(0, len(ids)))),
+            key=lambda h: -h.score,
+        )
+        lexical = sorted(
+            (Hit(i, rng.uniform(0.01, 30), {}) for i in rng.sample(ids, rng.randint(1, len(ids)))),
+            key=lambda h: -h.score,
+        )
+        fused = fuse_hybrid(dense, lexical, DEFAULT_FUSION, rng.choice([None, len(ids)]))
+        assert all(0 <= s <= 1 for _, s in fused)
+        assert [s for _, s in fused] == sorted((s for _, s in fused), reverse=True)
+        # With equal dense scores, the larger BM25 score ranks first.
+        same = [Hit(h.id, 0.5, {}) for h in lexical]
+        scores = dict((h.id, s) for h, s in fuse_hybrid(same, lexical, DEFAULT_FUSION))
+        for hi, lo in pairwise(lexical):
+            assert scores[hi.id] >= scores[lo.id]
+
+
+def test_one_lexical_match_among_many_keeps_the_other_scores_meaningful() -> None:
+    # BM25 matched one of twenty documents: it ranks first, and the others keep
+    # scores near their dense scores instead of collapsing towards 0.
+    dense = [Hit(f"p{i}", 0.5 - i / 100, {}) for i in range(20)]
+    fused = fuse_hybrid(dense, [Hit("p10", 2.0, {})], DEFAULT_FUSION, 100)
+    assert fused[0][0].id == "p10"
+    rest = dict((h.id, s) for h, s in fused[1:])
+    assert list(rest)[:3] == ["p0", "p1", "p2"]
+    assert rest["p0"] > 0.5 * (1 + 0.5) / 2
 
 
 def test_a_single_genuine_hit_gets_a_real_score() -> None:
+    # One candidate per side: no spread, so the base weights (0.75 dense, 1.0 lexical)
+    # mix the calibrated cosine and the best BM25 match's share (1.0).
     (only,) = fuse_hybrid([Hit("a", 0.8, {})], [Hit("a", 4.0, {})], DEFAULT_FUSION)
-    assert only[1] == pytest.approx(0.7 * 0.9 + 0.3 * 4.0 / (4.0 + DEFAULT_FUSION.saturation))
+    assert only[1] == pytest.approx((0.75 * 0.9 + 1.0 * 1.0) / 1.75)
+    (dense_only,) = fuse_hybrid([Hit("a", 0.8, {})], [], DEFAULT_FUSION)
+    assert dense_only[1] > 0
 
 
 def test_hybrid_candidates_carry_no_payload_and_only_the_page_is_fetched() -> None:

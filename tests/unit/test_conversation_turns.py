@@ -12,7 +12,7 @@ from langchain_tiered_memory import TieredMemory
 from langchain_tiered_memory.errors import ConfigurationError, InvalidInputError
 from langchain_tiered_memory.testing.fakes import HashingEmbeddings
 from langchain_tiered_memory.tiers.common.scope import MemoryScope
-from langchain_tiered_memory.tiers.turns.defaults import EnrichConfig, TimeBoost
+from langchain_tiered_memory.tiers.turns.defaults import EnrichConfig, TimeBoost, candidate_spread
 from langchain_tiered_memory.tiers.turns.memory import (
     DENSE_FIELD,
     LEXICAL_FIELD,
@@ -118,10 +118,13 @@ def test_neighbours_come_from_stored_sessions_and_never_cross_them() -> None:
     t = tier(TurnsConfig(**NO_BOOSTS))
     t.add_turns("s1", POTTERY)
     t.add_turns("s2", HIKE)
-    hits = {h.turn_id: h for h in t.search("pottery class bowl", top_k=5)}
+    hits = {h.turn_id: h for h in t.search("pottery class bowl", top_k=5)}  # every turn
     assert hits["a1"].score.neighbour > 0 and hits["a2"].score.neighbour > 0
-    # b1 follows a3 in insertion order but sits in another session
-    assert hits["b1"].score.neighbour == pytest.approx(0.01 * max(0, hits["b2"].score.fused))
+    # A neighbour lends its lead over the candidates' mean score; b1 follows a3 in
+    # insertion order but sits in another session, so only b2 counts.
+    mean, _ = candidate_spread([h.score.fused for h in hits.values()])
+    lead = max(0.0, hits["b2"].score.fused - mean)
+    assert hits["b1"].score.neighbour == pytest.approx(0.6 * lead / 2)
     plain = tier(TurnsConfig(neighbour_boost=0.0, **NO_BOOSTS))
     plain.add_turns("s1", POTTERY)
     assert all(h.score.neighbour == 0 for h in plain.search("pottery class bowl"))
@@ -132,7 +135,8 @@ def test_time_boost_uses_the_named_time_and_the_latest_turn_as_now() -> None:
     t.add_turns("s1", POTTERY)
     t.add_turns("s2", HIKE)
     july = {h.turn_id: h.score for h in t.search("What happened in July 2023?", top_k=5)}
-    assert july["b1"].time == pytest.approx(0.04) and july["a1"].time == 0.0
+    _, spread = candidate_spread([s.fused for s in july.values()])
+    assert july["b1"].time == pytest.approx(spread) and july["a1"].time == 0.0
     # relative to the latest turn (14 July 2023), "two months ago" is around 14 May
     relative = {h.turn_id: h.score for h in t.search("what did Ann say two months ago?", top_k=5)}
     assert relative["a1"].time > 0 and relative["b1"].time == 0
@@ -148,7 +152,8 @@ def test_speaker_boost_prefers_the_named_speaker() -> None:
     t = tier(TurnsConfig(neighbour_boost=0.0, **{**NO_BOOSTS, "speaker_boost": 0.5}))
     t.add_turns("s1", POTTERY)
     hits = t.search("What is Bob's hobby?", top_k=3)
-    assert hits[0].speaker == "Bob" and hits[0].score.speaker == 0.5
+    _, spread = candidate_spread([h.score.fused for h in hits])
+    assert hits[0].speaker == "Bob" and hits[0].score.speaker == pytest.approx(0.5 * spread)
     assert all(h.score.speaker == 0 for h in hits if h.speaker == "Ann")
     both = t.search("What do Ann and Bob like?", top_k=3)
     assert all(h.score.speaker == 0 for h in both)
@@ -158,31 +163,28 @@ def test_session_boost_lends_each_turn_the_best_other_match_of_its_session() -> 
     t = tier(TurnsConfig(neighbour_boost=0.0, time_boost=None, speaker_boost=0.0))
     t.add_turns("s1", POTTERY)
     t.add_turns("s2", HIKE)
-    hits = {h.turn_id: h.score for h in t.search("pottery class bowl", top_k=5)}
+    hits = {h.turn_id: h.score for h in t.search("pottery class bowl", top_k=5)}  # every turn
+    mean, _ = candidate_spread([s.fused for s in hits.values()])
     for key in ("a1", "a2", "a3"):
-        best_other = max(max(0.0, hits[o].fused) for o in ("a1", "a2", "a3") if o != key)
-        assert hits[key].session == pytest.approx(0.02 * best_other)
-    assert hits["b1"].session == pytest.approx(0.02 * max(0.0, hits["b2"].fused))
+        best_other = max(hits[o].fused for o in ("a1", "a2", "a3") if o != key)
+        assert hits[key].session == pytest.approx(0.2 * max(0.0, best_other - mean))
+    assert hits["b1"].session == pytest.approx(0.2 * max(0.0, hits["b2"].fused - mean))
     assert all(abs(s.total * s.scale - s.fused - s.session) < 1e-12 for s in hits.values())
 
 
 def test_default_search_uses_every_boost() -> None:
     config = TurnsConfig()
-    assert (config.neighbour_boost, config.session_boost, config.speaker_boost) == (
-        0.02,
-        0.02,
-        0.02,
-    )
+    assert (config.neighbour_boost, config.session_boost, config.speaker_boost) == (0.6, 0.2, 1.0)
     assert config.time_boost is not None and config.candidates == 100
     t = tier()
     t.add_turns("s1", POTTERY)
     t.add_turns("s2", HIKE)
-    found = t.search("What did Bob make at the pottery class in May 2023?", top_k=2)
-    assert "a2" in [h.turn_id for h in found]
-    top = next(h for h in found if h.turn_id == "a2")
-    score = top.score
+    found = t.search("What did Bob make at the pottery class in May 2023?", top_k=5)
+    assert "a2" in [h.turn_id for h in found[:2]]
+    _, spread = candidate_spread([h.score.fused for h in found])
+    score = next(h for h in found if h.turn_id == "a2").score
     assert score.neighbour > 0 and score.session > 0
-    assert score.time == pytest.approx(0.04) and score.speaker == pytest.approx(0.02)
+    assert score.time == pytest.approx(spread) and score.speaker == pytest.approx(spread)
     assert score.total == pytest.approx(
         (score.fused + score.neighbour + score.session + score.time + score.speaker)
         / config.score_scale()

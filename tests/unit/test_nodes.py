@@ -218,9 +218,10 @@ def test_reflect_turn_success_with_a_tool() -> None:
     assert episode["trajectory"][0]["observation"] == "shipped"
     (record,) = writes["tool_uses"]
     assert record["success"] is True and record["execution_time_ms"] == 12.5
-    # Same id as consolidation gives this step, so re-reading the episode overwrites it.
+    # Same id as consolidation gives this step; the episode says its uses are counted.
     expected = uuid.uuid5(uuid.NAMESPACE_OID, f"{episode['episode_id']}:0").hex
     assert record["record_id"] == expected
+    assert episode["context"]["tool_uses_recorded"] is True
     assert writes["facts"] == ["Where is order 42?"]
 
 

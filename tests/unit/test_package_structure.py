@@ -1,9 +1,10 @@
-"""The package's modules import each other without circles and keep private names private.
+"""The package's modules import each other without circles.
 
 Every module of ``langchain_tiered_memory`` is parsed with ``ast``; every import of
 a package module counts, wherever it is written: at the top, inside a function, or
 under ``if TYPE_CHECKING:`` (a type-only circle is still a circle a reader has to
 untangle). A package ``__init__`` that re-exports names is a module of its own.
+Private names are checked in ``test_private_members.py``.
 """
 
 from __future__ import annotations
@@ -106,85 +107,3 @@ def test_no_import_circle_between_the_package_modules() -> None:
     cycle = find_cycle(import_graph())
     if cycle:
         pytest.fail("import circle: " + " -> ".join(cycle), pytrace=False)
-
-
-NAMEDTUPLE_API = {"_asdict", "_field_defaults", "_fields", "_make", "_replace"}
-"""Public methods of every NamedTuple, whose names start with an underscore."""
-
-
-def private(name: str) -> bool:
-    return name.startswith("_") and not name.startswith("__") and name not in NAMEDTUPLE_API
-
-
-def defined_names(tree: ast.AST) -> set[str]:
-    """Every name a module defines: functions, classes, variables, attributes it sets, arguments."""
-    names: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            names.add(node.name)
-        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-            names.add(node.id)
-        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
-            names.add(node.attr)
-        elif isinstance(node, ast.arg):
-            names.add(node.arg)
-        elif isinstance(node, ast.alias):
-            names.add(node.asname or node.name.split(".")[0])
-    return names
-
-
-def own_object(node: ast.expr) -> bool:
-    """``self``, ``cls`` or ``super()``: an object reading its own (or its base's) members."""
-    if isinstance(node, ast.Call):
-        return isinstance(node.func, ast.Name) and node.func.id == "super"
-    return isinstance(node, ast.Name) and node.id in ("self", "cls")
-
-
-def private_uses(tree: ast.AST) -> list[tuple[str, str]]:
-    """``(name, where)`` of the private names ``tree`` takes from other modules.
-
-    A name is taken when it is imported, or read from an object other than
-    ``self``/``cls``/``super()`` while the module itself defines no such name.
-    """
-    own = defined_names(tree)
-    uses = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom):
-            uses += [
-                (a.name, f"line {node.lineno}: imports {a.name} from {node.module}")
-                for a in node.names
-                if private(a.name)
-            ]
-        elif (
-            isinstance(node, ast.Attribute)
-            and private(node.attr)
-            and node.attr not in own
-            and not own_object(node.value)
-        ):
-            uses.append((node.attr, f"line {node.lineno}: reads .{node.attr}, defined elsewhere"))
-    return uses
-
-
-def test_private_uses_are_found() -> None:
-    source = "from m import _hidden\nx.y._inner\no._mine = 1\no._mine\nself._base\nt._replace()"
-    tree = ast.parse(source)
-    assert private_uses(tree) == [
-        ("_hidden", "line 1: imports _hidden from m"),
-        ("_inner", "line 2: reads ._inner, defined elsewhere"),
-    ]
-
-
-ALLOWED = {(f"{PACKAGE}.export_import", "_data")}
-"""LangGraph's ``InMemoryStore`` has no way to write an item's times: import sets them
-on its item dictionary, a documented best effort (see ``export_import``)."""
-
-
-def test_no_module_uses_a_private_name_of_another_module() -> None:
-    leaks = [
-        f"{module} {where}"
-        for module, path in MODULES.items()
-        for name, where in private_uses(ast.parse(path.read_text(encoding="utf-8")))
-        if (module, name) not in ALLOWED
-    ]
-    if leaks:
-        pytest.fail("\n".join(leaks), pytrace=False)

@@ -63,17 +63,19 @@ def test_ordinary_names_are_kept(name: str) -> None:
 
 def test_secrets_never_reach_the_store(store: BaseStore, scope: MemoryScope) -> None:
     memory = ProceduralMemory(store, scope)
+    parameters = {
+        "url": "https://api.example.com",
+        "headers": {"Authorization": "Bearer SECRET-A-123456", "X-Api-Key": "SECRET-B"},
+        "auth": {"user": "u", "password": "SECRET-C"},
+        "batches": [{"access_token": "SECRET-D"}],
+        "note": "token=SECRET-E12345",
+    }
+    memory.record_tool_use(ToolUsageRecord(tool_name="http", success=True, parameters=parameters))
     memory.record_tool_use(
         ToolUsageRecord(
             tool_name="http",
             success=False,
-            parameters={
-                "url": "https://api.example.com",
-                "headers": {"Authorization": "Bearer SECRET-A-123456", "X-Api-Key": "SECRET-B"},
-                "auth": {"user": "u", "password": "SECRET-C"},
-                "batches": [{"access_token": "SECRET-D"}],
-                "note": "token=SECRET-E12345",
-            },
+            parameters=parameters,
             error_message="401 for api_key=SECRET-F999 with Bearer SECRET-G-abcdefgh",
             hint="use password: SECRET-H",
         )

@@ -96,3 +96,22 @@ def test_fuse_dispatches_on_the_config() -> None:
     scores = {"lexical": {"a": 9.0, "b": 1.0}, "dense": {"b": 0.5, "a": 0.4}}
     assert [k for k, _ in fuse(scores, FusionConfig(method="rrf"))] == ["a", "b"]
     assert fuse(scores, DEFAULT_FUSION)[0][0] == "a"
+
+
+def test_spread_weighting_counts_each_side_in_its_own_spread() -> None:
+    # Side a spreads 0.4, side b 0.1: x leads a by two spreads, y leads b by two: a tie.
+    scores = {"a": {"x": 0.9, "y": 0.1}, "b": {"x": 0.0, "y": 0.2}}
+    fused = dict(weighted_score_fusion(scores, normalization="none", spread_floor=0.01))
+    assert fused["x"] == pytest.approx(fused["y"])
+    # A floor above both spreads leaves the weights as given: a's larger lead wins.
+    floored = weighted_score_fusion(scores, normalization="none", spread_floor=0.5)
+    assert floored[0][0] == "x" and floored[0][1] > floored[1][1]
+
+
+def test_a_complete_side_gives_what_it_did_not_return_zero() -> None:
+    scores = {"dense": {"x": 0.8, "y": 0.6}, "lexical": {"x": 0.5}}
+    cut = dict(weighted_score_fusion(scores, normalization="max", convex=True))
+    full = dict(
+        weighted_score_fusion(scores, normalization="max", convex=True, complete=["lexical"])
+    )
+    assert full["y"] < cut["y"] and full["x"] == pytest.approx(cut["x"])

@@ -98,7 +98,7 @@ def _tool_steps(
                     execution_time_ms=max(0.0, float(elapsed)),
                     error_message=_clip(observation, _OBSERVATION_CHARS) if failed else "",
                     timestamp=now,
-                    # The id consolidation gives the same step, so a re-read overwrites it.
+                    # The id consolidation gives the same step: a re-read counts it once.
                     record_id=uuid.uuid5(uuid.NAMESPACE_OID, f"{episode_id}:{len(steps) - 1}").hex,
                 )
             )
@@ -175,6 +175,8 @@ def reflect_turn(
             # The writeback node extracts facts from this turn (or deliberately skips a
             # remember/forget command): consolidation must not extract them again.
             "facts_extracted": True,
+            # ... and counts its tool uses: consolidation must not count them again.
+            "tool_uses_recorded": bool(records),
         },
         created_at=when,
         tags=tags,

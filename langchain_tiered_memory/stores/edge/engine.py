@@ -42,7 +42,7 @@ import json
 import logging
 import threading
 import uuid
-from collections.abc import Iterable
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -51,6 +51,7 @@ import qdrant_edge as qe
 
 from langchain_tiered_memory.errors import BackendError, ConfigurationError
 from langchain_tiered_memory.stores import filters as f
+from langchain_tiered_memory.stores import requests as rq
 from langchain_tiered_memory.stores.edge.build import (
     EdgeOptimizers,
     VectorNames,
@@ -74,77 +75,37 @@ from langchain_tiered_memory.stores.edge.optimizer import (
     Progress,
 )
 from langchain_tiered_memory.stores.edge.warm import read_files
-from langchain_tiered_memory.stores.requests import (
-    DENSE,
-    INTEGER_INDEXES,
-    KEYWORD_INDEXES,
-    SPARSE,
-    Collection,
-    Count,
-    Delete,
-    DeleteWhere,
-    Estimate,
-    Facet,
-    Hit,
-    Optimize,
-    PointData,
-    Query,
-    QueryBatch,
-    Retrieve,
-    SetPayload,
-    Setup,
-    Upsert,
-)
 from langchain_tiered_memory.stores.sparse import SparseVec
 
 __all__ = ["EdgeEngine"]
 
-_NAMES = VectorNames(dense=DENSE, sparse=SPARSE)
+_NAMES = VectorNames(dense=rq.DENSE, sparse=rq.SPARSE)
 logger = logging.getLogger(__name__)
-_FORMAT = 3
-"""Payload layout version: 2 added the ``k:`` and ``e:`` equality markers, 3 left
-out what reads and filters never use (format-2 stores are upgraded in place)."""
-_READS = frozenset({2, 3})
-"""Formats whose points this version reads (see :mod:`.payload`)."""
 
 
-def _condition(cond: f.Condition) -> Any:
-    if isinstance(cond, f.Where):
-        return _filter(cond)
-    if isinstance(cond, f.Match):
-        return qe.FieldCondition(cond.key, match=qe.MatchValue(cond.value))
-    if isinstance(cond, f.MatchAny):
-        return qe.FieldCondition(cond.key, match=qe.MatchAny(list(cond.values)))
-    if isinstance(cond, f.Range):
-        rng = qe.RangeFloat(gte=cond.gte, gt=cond.gt, lte=cond.lte, lt=cond.lt)
-        return qe.FieldCondition(cond.key, range=rng)
-    if isinstance(cond, f.IsEmpty):
-        return qe.IsEmptyCondition(cond.key)
-    raise TypeError(f"unknown condition {cond!r}")  # pragma: no cover
+_LEAVES: dict[type, Callable[[Any], Any]] = {
+    f.Match: lambda c: qe.FieldCondition(c.key, match=qe.MatchValue(c.value)),
+    f.MatchAny: lambda c: qe.FieldCondition(c.key, match=qe.MatchAny(list(c.values))),
+    f.Range: lambda c: qe.FieldCondition(
+        c.key, range=qe.RangeFloat(gte=c.gte, gt=c.gt, lte=c.lte, lt=c.lt)
+    ),
+    f.IsEmpty: lambda c: qe.IsEmptyCondition(c.key),
+}
 
 
 def _filter(where: f.Where) -> qe.Filter:
-    return qe.Filter(
-        must=[_condition(c) for c in where.must] or None,
-        should=[_condition(c) for c in where.should] or None,
-        must_not=[_condition(c) for c in where.must_not] or None,
-    )
+    return f.lower(where, qe.Filter, _LEAVES)
 
 
 def _sparse(vec: SparseVec) -> qe.SparseVector:
     return qe.SparseVector(list(vec.indices), list(vec.values))
 
 
-def _point(p: PointData) -> qe.Point:
-    vector: dict[str, Any] = {}
-    if p.dense:
-        vector[DENSE] = p.dense
-    if p.sparse:
-        vector[SPARSE] = _sparse(p.sparse)
-    return qe.Point(p.id, vector, p.payload)
+def _point(p: rq.PointData) -> qe.Point:
+    return qe.Point(p.id, p.vectors(_sparse), p.payload)
 
 
-def _query(q: Query) -> qe.QueryRequest:
+def _query(q: rq.Query) -> qe.QueryRequest:
     flt = _filter(q.filter)
     payload = list(q.fields) or False  # no fields: ids and scores only
     params = None
@@ -156,12 +117,12 @@ def _query(q: Query) -> qe.QueryRequest:
         return qe.QueryRequest(limit=q.limit, query=order, filter=flt, with_payload=payload)
     if q.mode == "dense":
         assert q.dense is not None
-        query = qe.Query.Nearest([q.dense], using=DENSE)
+        query = qe.Query.Nearest([q.dense], using=rq.DENSE)
         return qe.QueryRequest(
             limit=q.limit, query=query, filter=flt, with_payload=payload, params=params
         )
     assert q.sparse is not None
-    query = qe.Query.Nearest(_sparse(q.sparse), using=SPARSE)
+    query = qe.Query.Nearest(_sparse(q.sparse), using=rq.SPARSE)
     idf = None
     if q.idf_corpus is not None:  # IDF over these points only (deleted ones never count)
         idf = qe.SearchParams(idf=qe.IdfParams(corpus=_filter(q.idf_corpus)))
@@ -177,13 +138,13 @@ def _translate(exc: Exception, path: Path, lock: CollectionLock | None = None) -
 
 def _write_op(request: Any) -> qe.UpdateOperation | None:
     """The shard update for a write request, or None for a read."""
-    if isinstance(request, Upsert):
+    if isinstance(request, rq.Upsert):
         return qe.UpdateOperation.upsert_points([_point(p) for p in request.points])
-    if isinstance(request, Delete):
+    if isinstance(request, rq.Delete):
         return qe.UpdateOperation.delete_points(list(request.ids))
-    if isinstance(request, DeleteWhere):
+    if isinstance(request, rq.DeleteWhere):
         return qe.UpdateOperation.delete_points_by_filter(_filter(request.filter))
-    if isinstance(request, SetPayload):
+    if isinstance(request, rq.SetPayload):
         flt = qe.Filter(must=[qe.HasIdCondition({uuid.UUID(i) for i in request.ids})])
         return qe.UpdateOperation.set_payload_by_filter(flt, request.payload)
     return None
@@ -199,8 +160,8 @@ def _ensure_indexes(shard: qe.EdgeShard) -> None:
     info = shard.info()
     schema, holds_points = info.payload_schema, info.points_count > 0
     for names, kind in (
-        (KEYWORD_INDEXES, qe.PayloadSchemaType.Keyword),
-        (INTEGER_INDEXES, qe.PayloadSchemaType.Integer),
+        (rq.KEYWORD_INDEXES, qe.PayloadSchemaType.Keyword),
+        (rq.INTEGER_INDEXES, qe.PayloadSchemaType.Integer),
     ):
         for name in names:
             if name not in schema:
@@ -212,8 +173,8 @@ def _ensure_indexes(shard: qe.EdgeShard) -> None:
 def _upgrade_meta(meta_path: Path) -> None:
     """Record the current format in a store of an older readable one (points stay)."""
     meta = json.loads(meta_path.read_text("utf-8"))
-    if meta.get("format") != _FORMAT:
-        meta["format"] = _FORMAT
+    if meta.get("format") != rq.PAYLOAD_FORMAT:
+        meta["format"] = rq.PAYLOAD_FORMAT
         tmp = meta_path.with_suffix(".tmp")
         tmp.write_text(json.dumps(meta), "utf-8")
         tmp.replace(meta_path)
@@ -267,7 +228,7 @@ class EdgeEngine:
         self._written = 0
         self.live: LiveShard | None = None
         self.container: Path | None = None
-        self.collection: Collection | None = None
+        self.collection: rq.Collection | None = None
         self._lock: CollectionLock | None = None
         self._float_indexed: frozenset[str] = frozenset()
         self._ttl_free = False  # no point has a TTL: reads leave out the expiry check
@@ -293,27 +254,26 @@ class EdgeEngine:
 
     # ------------------------------------------------------------------ set-up
     @staticmethod
-    def _check_meta(meta_path: Path, c: Collection) -> None:
+    def _check_meta(meta_path: Path, c: rq.Collection) -> None:
         if not meta_path.exists():
             return
         meta = json.loads(meta_path.read_text("utf-8"))
-        if meta.get("format") not in _READS:
-            raise ConfigurationError(
-                f"the store at {meta_path.parent} was written in payload format "
-                f"{meta.get('format')!r}, but this version reads formats {sorted(_READS)} "
-                "(its value filters need markers the old format lacks): re-create the store at a "
-                "new path and copy the items over (store.search(..., limit=...) then put)"
-            )
-        stored = meta.get("dims")
-        if c.dims is not None and stored != c.dims:
-            have = "no vectors" if stored is None else f"{stored}-d vectors"
-            raise ConfigurationError(
-                f"the store at {meta_path.parent} holds {have} but index['dims'] is {c.dims}: "
-                "use the embedding model the store was created with, or a new path"
-            )
+        holder = f"the store at {meta_path.parent}"
+        rq.check_format(
+            meta.get("format"),
+            holder,
+            "re-create the store at a new path and copy the items over "
+            "(store.search(..., limit=...) then put)",
+        )
+        rq.check_dims(
+            meta.get("dims"),
+            c.dims,
+            holder,
+            "use the embedding model the store was created with, or a new path",
+        )
 
     def _load_or_create(
-        self, container: Path, live: Path, c: Collection
+        self, container: Path, live: Path, c: rq.Collection
     ) -> tuple[qe.EdgeShard, Path]:
         meta_path = container / META
         if has_shard(live):
@@ -337,12 +297,12 @@ class EdgeEngine:
                 live, shard = built, qe.EdgeShard.load(str(built))
         _ensure_indexes(shard)  # also completes a store whose creation was interrupted
         if not meta_path.exists():
-            meta_path.write_text(json.dumps({"format": _FORMAT, "dims": c.dims}), "utf-8")
+            meta_path.write_text(json.dumps({"format": rq.PAYLOAD_FORMAT, "dims": c.dims}), "utf-8")
         else:
             _upgrade_meta(meta_path)
         return shard, live
 
-    def _open(self, c: Collection) -> None:
+    def _open(self, c: rq.Collection) -> None:
         container = self.root / c.name
         lock = CollectionLock(container)
         lock.acquire()
@@ -386,7 +346,7 @@ class EdgeEngine:
 
     def execute(self, request: Any) -> Any:
         """Run one request; engine errors become :class:`BackendError` subclasses."""
-        if isinstance(request, Setup):
+        if isinstance(request, rq.Setup):
             if self.live is None:
                 self._open(request.collection)
             return None
@@ -398,9 +358,9 @@ class EdgeEngine:
         except Exception as exc:
             raise _translate(exc, live.dir, self._lock) from exc
 
-    def _index_ranges(self, live: LiveShard, wheres: Iterable[f.Where]) -> None:
-        """Give every ``value.<path>`` a filter ranges over a float index (once)."""
-        wanted = set().union(*(f.range_fields(w) for w in wheres)) - self._float_indexed
+    def _index_ranges(self, live: LiveShard, request: Any) -> None:
+        """Give every ``value.<path>`` the request's filters range over a float index (once)."""
+        wanted = rq.fields_to_index(request) - self._float_indexed
         if not wanted:
             return
         with live.write_lock:
@@ -411,13 +371,8 @@ class EdgeEngine:
 
     def _dispatch(self, live: LiveShard, request: Any) -> Any:
         # Index creation is a write: done before entering the read gate (see edge_live).
-        if isinstance(request, (Count, Facet, DeleteWhere)):
-            self._index_ranges(live, [request.filter])
-        if isinstance(request, Estimate):
-            self._index_ranges(live, request.filters)
-        if isinstance(request, QueryBatch):
-            self._index_ranges(live, [q.filter for q in request.queries])
-        if isinstance(request, Optimize):  # in-process: relink a store made before
+        self._index_ranges(live, request)
+        if isinstance(request, rq.Optimize):  # in-process: relink a store made before
             check_build_space(live.dir, build_bytes(live.dir, copies=1))
             with live.write_lock:
                 for relink in relink_operations(live.shard):
@@ -434,7 +389,7 @@ class EdgeEngine:
             if self._ttl_free and _sets_expiry(request):
                 self._ttl_free = False  # before the write: no read may skip its check
             live.write(op)
-            if isinstance(request, Upsert) and self.auto_optimize is not None:
+            if isinstance(request, rq.Upsert) and self.auto_optimize is not None:
                 self._count_written(len(request.points))
             return None
         if self._ttl_free:  # one process writes this store: no point can expire
@@ -520,46 +475,46 @@ class EdgeEngine:
 
 def _sets_expiry(request: Any) -> bool:
     """Whether a write gives some point an ``expires_us`` (a TTL)."""
-    if isinstance(request, Upsert):
+    if isinstance(request, rq.Upsert):
         return any(p.payload.get("expires_us") is not None for p in request.points)
-    return isinstance(request, SetPayload) and "expires_us" in request.payload
+    return isinstance(request, rq.SetPayload) and "expires_us" in request.payload
 
 
 def _without_expiry_checks(request: Any) -> Any:
     """``request`` without the not-expired condition (see :func:`.filters.without_expiry_check`)."""
-    if isinstance(request, QueryBatch):
+    if isinstance(request, rq.QueryBatch):
         queries = [replace(q, filter=f.without_expiry_check(q.filter)) for q in request.queries]
-        return QueryBatch(queries)
-    if isinstance(request, (Count, Facet)):
+        return rq.QueryBatch(queries)
+    if isinstance(request, (rq.Count, rq.Facet)):
         return replace(request, filter=f.without_expiry_check(request.filter))
     return request
 
 
 def _read(shard: qe.EdgeShard, request: Any) -> Any:
     """Run one read request (or the in-process ``Optimize``) on ``shard``."""
-    if isinstance(request, QueryBatch):
+    if isinstance(request, rq.QueryBatch):
         batch = qe.QueryBatchRequest([_query(q) for q in request.queries])
         # p.payload builds a new dict on each access (None without payload): read it once.
         return [
-            [Hit(str(p.id), float(p.score), pl if (pl := p.payload) else {}) for p in points]
+            [rq.Hit(str(p.id), float(p.score), pl if (pl := p.payload) else {}) for p in points]
             for points in shard.query_batch(batch)
         ]
-    if isinstance(request, Retrieve):
+    if isinstance(request, rq.Retrieve):
         if not request.ids:
             return {}
         records = shard.retrieve(list(request.ids), list(request.fields), False)
         return {str(r.id): dict(r.payload or {}) for r in records}
-    if isinstance(request, Facet):
+    if isinstance(request, rq.Facet):
         req = qe.FacetRequest(
             request.key, limit=request.limit, exact=True, filter=_filter(request.filter)
         )
         return [(str(h.value), int(h.count)) for h in shard.facet(req).hits]
-    if isinstance(request, Count):
+    if isinstance(request, rq.Count):
         return shard.count(qe.CountRequest(exact=True, filter=_filter(request.filter)))
-    if isinstance(request, Estimate):
+    if isinstance(request, rq.Estimate):
         return [
             shard.count(qe.CountRequest(exact=False, filter=_filter(w))) for w in request.filters
         ]
-    if isinstance(request, Optimize):
+    if isinstance(request, rq.Optimize):
         return bool(shard.optimize())
     raise TypeError(f"the edge engine cannot execute {type(request).__name__}")

@@ -5,7 +5,8 @@ Writing one is read-decide-write: read the slot, compare, then supersede or
 reinforce. Two writers interleaving those steps would each supersede the value
 they read and both write a new current one. :class:`SlotLock` serialises them:
 every write to a slot holds the lock of ``(store, namespace, entity, slot)``
-from the read to the write.
+from the read to the write. Procedural memory holds the same kind of lock
+while it updates a tool's statistics record or a strategy's counts.
 
 The locks are shared process-wide, so every :class:`SemanticMemory` on one store
 object (several ``TieredMemory`` facades over it, the durable writer's thread,
@@ -109,8 +110,9 @@ class SlotLock:
             ):
                 raise ConfigurationError(
                     "a synchronous memory write was called inside a running event loop while "
-                    "an async write of that loop is updating the same fact slot; it would wait "
-                    "forever: await the async twin instead (e.g. astore_fact, aremember)"
+                    "an async write of that loop is updating the same fact slot or statistics "
+                    "record; it would wait forever: await the async twin instead (e.g. "
+                    "astore_fact, aremember, arecord_tool_use)"
                 )
             waiter = _Waiter(loop=None, event=threading.Event())
             self._waiters.append(waiter)

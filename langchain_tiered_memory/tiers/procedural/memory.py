@@ -1,24 +1,17 @@
 """Procedural memory on any LangGraph ``BaseStore``: tool statistics, strategies, preferences.
 
 Everything lives in the store, so a new process (a new :class:`ProceduralMemory`
-on the same store) sees the same statistics. Counts are safe under concurrent
-writers: each tool use and each strategy outcome is its own item (key: a new
-uuid), folded into statistics on read (:mod:`.procedural_stats`); nothing is
-read, incremented and written back.
+on the same store) sees the same statistics. Each tool has one statistics
+record and each strategy one counts record (:mod:`.stats`); a write reads the
+record, adds to it and writes it back while holding that record's lock
+(:func:`~langchain_tiered_memory.tiers.common.slot_lock.slot_lock`), which every
+thread and asyncio task of the process shares, so no count is lost. A read is
+one item per tool or strategy, however many uses were recorded.
 
-Reads stay fast as events pile up: events are compacted into segments
-(:mod:`.event_log`) that reads combine with only the newer events, with the
-exact result of folding every event, however compactions and writers
-interleave. :meth:`ProceduralMemory.compact` compacts everything; a read that
-sees more than ``ProceduralConfig.compact_after`` un-compacted events of one
-tool or strategy compacts those itself.
-
-Namespaces under the scope: ``("procedural", "tool_uses")`` (one item per use)
-with ``("procedural", "tool_uses_folded")`` and ``("procedural",
-"tool_uses_folded_events")`` (segment heads and bodies), ``("procedural",
-"strategies")`` (definitions, embedded for relevance), ``("procedural",
-"strategy_outcomes")`` with ``..._folded`` and ``..._folded_events`` likewise,
-and ``("procedural", "preferences")``.
+Namespaces under the scope: ``("procedural", "tool_stats")`` (one record per
+tool, keyed by its name), ``("procedural", "strategies")`` (definitions,
+embedded for relevance), ``("procedural", "strategy_counts")`` (one record per
+strategy, keyed like its definition) and ``("procedural", "preferences")``.
 
 Examples:
     >>> from langgraph.store.memory import InMemoryStore
@@ -34,18 +27,17 @@ Examples:
 from __future__ import annotations
 
 import math
-import uuid
 from collections.abc import Hashable
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from langgraph.store.base import BaseStore, GetOp, PutOp, SearchItem, SearchOp
 
 from langchain_tiered_memory.errors import ConfigurationError, InvalidInputError
 from langchain_tiered_memory.stores.abilities import NamespaceVersioned
+from langchain_tiered_memory.stores.serialized import unwrap
 from langchain_tiered_memory.tiers.common.args import Clock, tier_args
-from langchain_tiered_memory.tiers.common.event_log import CompactionResult, EventLog
 from langchain_tiered_memory.tiers.common.ranking import RelevanceScale, relevance_scores
 from langchain_tiered_memory.tiers.common.records import (
     Plan,
@@ -57,6 +49,8 @@ from langchain_tiered_memory.tiers.common.records import (
     validate_model,
 )
 from langchain_tiered_memory.tiers.common.scope import MemoryScope
+from langchain_tiered_memory.tiers.common.slot_lock import SlotLock, slot_lock
+from langchain_tiered_memory.tiers.procedural.legacy import fold_legacy_plan
 from langchain_tiered_memory.tiers.procedural.models import (
     ScoredStrategy,
     Strategy,
@@ -65,20 +59,17 @@ from langchain_tiered_memory.tiers.procedural.models import (
 )
 from langchain_tiered_memory.tiers.procedural.render import render_injection
 from langchain_tiered_memory.tiers.procedural.stats import (
-    OUTCOME_EVENTS,
-    TOOL_EVENTS,
-    ToolTally,
+    OutcomeCounts,
+    ToolStats,
     strategy_from_value,
     strategy_key,
     strategy_value,
-    tool_event_value,
     validate_tool_use,
 )
 
 __all__ = ["ProceduralConfig", "ProceduralMemory"]
 
-_GROUP_READ_LIMIT = 64
-"""Above this many strategies, one read of every outcome beats one read per strategy."""
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -100,9 +91,6 @@ class ProceduralConfig:
             successful calls is reported as a pattern.
         relevance_scale: How store scores become relevance in [0, 1]; see
             :class:`~langchain_tiered_memory.tiers.common.ranking.RankingConfig`.
-        compact_after: A read that sees more than this many un-compacted events
-            of one tool or strategy compacts them (``None``: only
-            :meth:`ProceduralMemory.compact` does).
     """
 
     relevance_weight: float = 0.6
@@ -116,14 +104,8 @@ class ProceduralConfig:
     max_common_errors: int = 5
     pattern_min_frequency: float = 0.6
     relevance_scale: RelevanceScale = "relative"
-    compact_after: int | None = 200
 
     def __post_init__(self) -> None:
-        n = self.compact_after
-        if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 1):
-            raise ConfigurationError(
-                f"compact_after={n!r}: use a whole number >= 1, or None to compact only on demand"
-            )
         weights = (self.relevance_weight, self.confidence_weight)
         if any(not math.isfinite(w) or w < 0 for w in weights) or sum(weights) <= 0:
             raise ConfigurationError(
@@ -214,45 +196,60 @@ class ProceduralMemory:
         self.store: BaseStore = self._args.store
         self.scope: MemoryScope = self._args.scope
         self.config = config or ProceduralConfig()
-        self.tools_namespace = scope.namespace("procedural", "tool_uses")
+        self.tool_stats_namespace = scope.namespace("procedural", "tool_stats")
         self.strategies_namespace = scope.namespace("procedural", "strategies")
-        self.outcomes_namespace = scope.namespace("procedural", "strategy_outcomes")
+        self.strategy_counts_namespace = scope.namespace("procedural", "strategy_counts")
         self.preferences_namespace = scope.namespace("procedural", "preferences")
-        self.tool_log = EventLog(
-            TOOL_EVENTS,
-            self.tools_namespace,
-            scope.namespace("procedural", "tool_uses_folded"),
-            scope.namespace("procedural", "tool_uses_folded_events"),
-        )
         self._guidance_memo = _GuidanceMemo()
-        self.outcome_log = EventLog(
-            OUTCOME_EVENTS,
-            self.outcomes_namespace,
-            scope.namespace("procedural", "strategy_outcomes_folded"),
-            scope.namespace("procedural", "strategy_outcomes_folded_events"),
-        )
+        self._legacy_moved = False  # statistics of the earlier layout (see :mod:`.legacy`)
 
     def _now(self) -> datetime:
         return self._args.now()
 
-    # ------------------------------------------------------------------ plans: compaction
+    def _lock(self, namespace: tuple[str, ...], key: str) -> SlotLock:
+        """The process-wide lock of one statistics record (held from its read to its write)."""
+        return slot_lock(unwrap(self.store), namespace, key, "")
 
-    def _compact_plan(self) -> Plan[CompactionResult]:
-        tools = yield from self.tool_log.read_plan(None)
-        done = yield from self.tool_log.compact_plan(tools)
-        outcomes = yield from self.outcome_log.read_plan(None)
-        return done + (yield from self.outcome_log.compact_plan(outcomes))
+    def _legacy_plan(self) -> Plan[int]:
+        return fold_legacy_plan(
+            self.scope, self.tool_stats_namespace, self.strategy_counts_namespace
+        )
+
+    def _run(self, plan: Plan[T], lock: SlotLock | None = None) -> T:
+        """Run ``plan`` (holding ``lock``), the earlier layout's statistics moved first."""
+        if not self._legacy_moved:
+            with self._lock(self.scope.namespace("procedural"), "legacy"):
+                run_plan(self.store, self._legacy_plan())
+                self._legacy_moved = True
+        if lock is None:
+            return run_plan(self.store, plan)
+        with lock:
+            return run_plan(self.store, plan)
+
+    async def _arun(self, plan: Plan[T], lock: SlotLock | None = None) -> T:
+        """Async twin of :meth:`_run`."""
+        if not self._legacy_moved:
+            async with self._lock(self.scope.namespace("procedural"), "legacy"):
+                await arun_plan(self.store, self._legacy_plan())
+                self._legacy_moved = True
+        if lock is None:
+            return await arun_plan(self.store, plan)
+        async with lock:
+            return await arun_plan(self.store, plan)
 
     # ------------------------------------------------------------------ plans: tools
 
-    def _record_tool_plan(self, record: ToolUsageRecord | dict[str, Any]) -> Plan[ToolUsageRecord]:
-        rec = validate_tool_use(record)
-        put = PutOp(self.tools_namespace, rec.record_id, tool_event_value(rec), index=False)
-        yield StoreOps((put,))
+    def _record_tool_plan(self, rec: ToolUsageRecord) -> Plan[ToolUsageRecord]:
+        """Add ``rec`` to its tool's record; run it holding that record's lock."""
+        namespace, key = self.tool_stats_namespace, rec.tool_name
+        (item,) = yield StoreOps((GetOp(namespace, key),))
+        stats = ToolStats.from_value(None if item is None else item.value)
+        if stats.add(rec):
+            yield StoreOps((PutOp(namespace, key, stats.to_value(key), index=False),))
         return rec
 
-    def _guidance(self, tool_name: str, tally: ToolTally) -> ToolGuidance:
-        return tally.guidance(
+    def _guidance(self, tool_name: str, value: dict[str, Any] | None) -> ToolGuidance:
+        return ToolStats.from_value(value).guidance(
             tool_name,
             max_errors=self.config.max_common_errors,
             pattern_min_frequency=self.config.pattern_min_frequency,
@@ -260,16 +257,12 @@ class ProceduralMemory:
 
     def _guidance_plan(self, tool_name: str) -> Plan[ToolGuidance]:
         name = _name(tool_name, "tool_name")
-        read = yield from self.tool_log.read_plan([name])
-        guidance = self._guidance(name, read.view(name).tally)
-        yield from self.tool_log.auto_compact_plan(read, [name], self.config.compact_after)
-        return guidance
+        (item,) = yield StoreOps((GetOp(self.tool_stats_namespace, name),))
+        return self._guidance(name, None if item is None else item.value)
 
     def _all_guidance_plan(self) -> Plan[list[ToolGuidance]]:
-        read = yield from self.tool_log.read_plan(None)
-        groups = read.groups()
-        guidance = [self._guidance(name, read.view(name).tally) for name in groups]
-        yield from self.tool_log.auto_compact_plan(read, groups, self.config.compact_after)
+        items = yield from search_all(self.tool_stats_namespace, [None])
+        guidance = [self._guidance(i.key, i.value) for i in sorted(items, key=lambda i: i.key)]
         return [g for g in guidance if g.known]
 
     # ------------------------------------------------------------------ plans: strategies
@@ -297,13 +290,12 @@ class ProceduralMemory:
     def _with_counts(self, strategies: list[Strategy]) -> Plan[list[Strategy]]:
         if not strategies:
             return []
-        keys = [strategy_key(s.name) for s in strategies]
-        read = yield from self.outcome_log.read_plan(
-            keys if len(keys) <= _GROUP_READ_LIMIT else None
-        )
-        counted = [read.view(k).tally.apply(s) for k, s in zip(keys, strategies, strict=True)]
-        yield from self.outcome_log.auto_compact_plan(read, keys, self.config.compact_after)
-        return counted
+        namespace = self.strategy_counts_namespace
+        items = yield StoreOps(tuple(GetOp(namespace, strategy_key(s.name)) for s in strategies))
+        return [
+            OutcomeCounts.from_value(None if item is None else item.value).apply(s)
+            for s, item in zip(strategies, items, strict=True)
+        ]
 
     def _get_strategy_plan(self, name: str) -> Plan[Strategy | None]:
         key = strategy_key(_name(name, "strategy name"))
@@ -313,25 +305,26 @@ class ProceduralMemory:
         (strategy,) = yield from self._with_counts([strategy_from_value(item.value)])
         return strategy
 
-    def _outcome_plan(self, name: str, success: bool) -> Plan[Strategy]:
+    def _outcome_key(self, name: str, success: bool) -> str:
+        """The counts key of strategy ``name``, once the arguments are checked."""
         if not isinstance(success, bool):
             raise InvalidInputError(f"success is {success!r}: pass True or False")
-        key = strategy_key(_name(name, "strategy name"))
-        (item,) = yield StoreOps((GetOp(self.strategies_namespace, key),))
+        return strategy_key(_name(name, "strategy name"))
+
+    def _outcome_plan(self, name: str, key: str, success: bool) -> Plan[Strategy]:
+        """Count one outcome; run it holding the lock of the strategy's counts record."""
+        namespace = self.strategy_counts_namespace
+        item, counted = yield StoreOps(
+            (GetOp(self.strategies_namespace, key), GetOp(namespace, key))
+        )
         if item is None:
             raise InvalidInputError(
                 f"strategy {name!r} is not registered: call register_strategy first"
             )
-        now = self._now()
-        event = {
-            "strategy_key": key,
-            "success": success,
-            "ts": to_epoch(now),
-            "timestamp": now.isoformat(),
-        }
-        yield StoreOps((PutOp(self.outcomes_namespace, uuid.uuid4().hex, event, index=False),))
-        (strategy,) = yield from self._with_counts([strategy_from_value(item.value)])
-        return strategy
+        counts = OutcomeCounts.from_value(None if counted is None else counted.value)
+        counts.add(self._now(), success)
+        yield StoreOps((PutOp(namespace, key, counts.to_value(key), index=False),))
+        return counts.apply(strategy_from_value(item.value))
 
     def _scored(self, strategy: Strategy, relevance: float | None) -> ScoredStrategy:
         w_rel, w_conf = self.config.relevance_weight, self.config.confidence_weight
@@ -410,40 +403,48 @@ class ProceduralMemory:
     # ------------------------------------------------------------------ public API
 
     def record_tool_use(self, record: ToolUsageRecord | dict[str, Any]) -> ToolUsageRecord:
-        """Store one tool use (secrets redacted); returns the record as stored.
+        """Count one tool use (secrets redacted) in its tool's statistics; returns the record.
+
+        A ``record_id`` among the tool's last
+        :data:`~langchain_tiered_memory.tiers.procedural.stats.RECENT_IDS` uses
+        counts once (a queued write replayed after a crash).
 
         Raises:
             InvalidInputError: The record is invalid (e.g. empty tool name,
                 negative time); nothing was stored.
         """
-        return run_plan(self.store, self._record_tool_plan(record))
+        rec = validate_tool_use(record)
+        return self._run(
+            self._record_tool_plan(rec), self._lock(self.tool_stats_namespace, rec.tool_name)
+        )
 
     async def arecord_tool_use(self, record: ToolUsageRecord | dict[str, Any]) -> ToolUsageRecord:
         """Async twin of :meth:`record_tool_use`."""
-        return await arun_plan(self.store, self._record_tool_plan(record))
+        rec = validate_tool_use(record)
+        lock = self._lock(self.tool_stats_namespace, rec.tool_name)
+        return await self._arun(self._record_tool_plan(rec), lock)
 
     def get_tool_guidance(self, tool_name: str) -> ToolGuidance:
         """Success rate, average time, common normalised errors and parameter patterns."""
-        return run_plan(self.store, self._guidance_plan(tool_name))
+        return self._run(self._guidance_plan(tool_name))
 
     async def aget_tool_guidance(self, tool_name: str) -> ToolGuidance:
         """Async twin of :meth:`get_tool_guidance`."""
-        return await arun_plan(self.store, self._guidance_plan(tool_name))
+        return await self._arun(self._guidance_plan(tool_name))
 
     def get_all_tool_guidance(self) -> list[ToolGuidance]:
         """Guidance for every tool used in this scope, by tool name.
 
         On a store that versions its namespaces (the embedded
-        ``QdrantMemoryStore``, see its ``namespace_version``) the folded result
-        is kept and reused until this scope's procedural memory changes: the
-        context assembler asks for it on every call, and folding the tool-use
-        log is most of that read's time.
+        ``QdrantMemoryStore``, see its ``namespace_version``) the result is
+        kept and reused until this scope's procedural memory changes: the
+        context assembler asks for it on every call.
         """
-        return run_plan(self.store, self._kept_guidance_plan())
+        return self._run(self._kept_guidance_plan())
 
     async def aget_all_tool_guidance(self) -> list[ToolGuidance]:
         """Async twin of :meth:`get_all_tool_guidance`."""
-        return await arun_plan(self.store, self._kept_guidance_plan())
+        return await self._arun(self._kept_guidance_plan())
 
     def _kept_guidance_plan(self) -> Plan[list[ToolGuidance]]:
         # The version is read before the log (when the driver starts the plan).
@@ -459,39 +460,26 @@ class ProceduralMemory:
             return None
         return self.store.namespace_version(self.scope.namespace("procedural"))
 
-    def compact(self) -> CompactionResult:
-        """Fold every tool use and strategy outcome into segments and delete the folded events.
-
-        Safe at any time, also while other processes write or compact: no event is
-        lost or counted twice (see :mod:`~langchain_tiered_memory.tiers.common.event_log`).
-        Reads give the same statistics before and after.
-        """
-        return run_plan(self.store, self._compact_plan())
-
-    async def acompact(self) -> CompactionResult:
-        """Async twin of :meth:`compact`."""
-        return await arun_plan(self.store, self._compact_plan())
-
     def register_strategy(
         self, name: str, description: str, conditions: str = "", procedure: str = ""
     ) -> Strategy:
         """Register (or redefine) a strategy; its recorded outcomes are kept."""
-        return run_plan(self.store, self._register_plan(name, description, conditions, procedure))
+        return self._run(self._register_plan(name, description, conditions, procedure))
 
     async def aregister_strategy(
         self, name: str, description: str, conditions: str = "", procedure: str = ""
     ) -> Strategy:
         """Async twin of :meth:`register_strategy`."""
         plan = self._register_plan(name, description, conditions, procedure)
-        return await arun_plan(self.store, plan)
+        return await self._arun(plan)
 
     def get_strategy(self, name: str) -> Strategy | None:
         """A strategy with its counts, or ``None``."""
-        return run_plan(self.store, self._get_strategy_plan(name))
+        return self._run(self._get_strategy_plan(name))
 
     async def aget_strategy(self, name: str) -> Strategy | None:
         """Async twin of :meth:`get_strategy`."""
-        return await arun_plan(self.store, self._get_strategy_plan(name))
+        return await self._arun(self._get_strategy_plan(name))
 
     def update_strategy_outcome(self, name: str, success: bool) -> Strategy:
         """Record one outcome of a strategy; returns it with its new counts.
@@ -499,11 +487,15 @@ class ProceduralMemory:
         Raises:
             InvalidInputError: The strategy is not registered.
         """
-        return run_plan(self.store, self._outcome_plan(name, success))
+        key = self._outcome_key(name, success)
+        lock = self._lock(self.strategy_counts_namespace, key)
+        return self._run(self._outcome_plan(name, key, success), lock)
 
     async def aupdate_strategy_outcome(self, name: str, success: bool) -> Strategy:
         """Async twin of :meth:`update_strategy_outcome`."""
-        return await arun_plan(self.store, self._outcome_plan(name, success))
+        key = self._outcome_key(name, success)
+        lock = self._lock(self.strategy_counts_namespace, key)
+        return await self._arun(self._outcome_plan(name, key, success), lock)
 
     def get_applicable_strategies(
         self,
@@ -518,7 +510,7 @@ class ProceduralMemory:
         Without a context (``None`` or blank), every strategy ranks by confidence.
         """
         plan = self._applicable_plan(context, top_k, min_confidence, min_relevance)
-        return run_plan(self.store, plan)
+        return self._run(plan)
 
     async def aget_applicable_strategies(
         self,
@@ -530,7 +522,7 @@ class ProceduralMemory:
     ) -> list[ScoredStrategy]:
         """Async twin of :meth:`get_applicable_strategies`."""
         plan = self._applicable_plan(context, top_k, min_confidence, min_relevance)
-        return await arun_plan(self.store, plan)
+        return await self._arun(plan)
 
     def set_preference(self, key: str, value: Any) -> None:
         """Set a user preference (JSON-serialisable value); the last write wins."""
@@ -561,8 +553,8 @@ class ProceduralMemory:
 
         Returns ``""`` when there is nothing to say.
         """
-        return run_plan(self.store, self._injection_plan(context))
+        return self._run(self._injection_plan(context))
 
     async def aget_context_injection(self, context: str | None = None) -> str:
         """Async twin of :meth:`get_context_injection`."""
-        return await arun_plan(self.store, self._injection_plan(context))
+        return await self._arun(self._injection_plan(context))

@@ -1,20 +1,25 @@
-"""Pure aggregation of procedural events: tool statistics and strategy counts.
+"""Tool statistics and strategy counts: one stored record per tool and per strategy.
 
-Procedural memory never keeps a counter item that writers update in place
-(a read-modify-write would lose counts under concurrent writers). Every tool
-use and every strategy outcome is its own store item; :class:`ToolTally` and
-:class:`OutcomeTally` fold them into statistics. Both are order-independent
-monoids (counts, exact float sums, and "latest"/"first" picked by
-``(time, id)``), so events can be folded in any order and tallies of disjoint
-events merged: that is what lets :mod:`.event_log` keep compacted segments and
-fold only the newer events on read, with exactly the result of folding every
-event.
+:class:`ToolStats` is everything procedural memory knows about one tool's uses
+(counts, an exact sum of execution times, the latest use and failure, error
+kinds, parameter values of successful calls); :class:`OutcomeCounts` is one
+strategy's successes, failures and last use. :class:`ProceduralMemory` keeps
+each as one store item and updates it read-modify-write while holding that
+record's lock (see :mod:`~langchain_tiered_memory.tiers.common.slot_lock`), so
+threads and asyncio tasks of a process never lose a count.
+
+A tool use counts once per ``record_id``: ``add`` skips an id among the tool's
+last :data:`RECENT_IDS` uses, which covers a queued write replayed after a
+crash and a consolidation pass run again after one. Tables of error kinds and
+parameter values are exact up to :data:`MAX_KINDS` entries each; beyond that
+the least frequent entry makes room (a value most calls share always stays).
 
 Examples:
-    >>> events = [tool_event_value(ToolUsageRecord(tool_name="orders", success=ok,
-    ...                                             execution_time_ms=ms, error_message=err))
-    ...           for ok, ms, err in [(True, 10, ""), (False, 30, "410 Gone: use orders_v2")]]
-    >>> g = aggregate_tool_events("orders", events)
+    >>> stats = ToolStats()
+    >>> for ok, ms, err in [(True, 10, ""), (False, 30, "410 Gone: use orders_v2")]:
+    ...     _ = stats.add(ToolUsageRecord(tool_name="orders", success=ok,
+    ...                                   execution_time_ms=ms, error_message=err))
+    >>> g = stats.guidance("orders")
     >>> g.total_uses, g.success_rate, g.avg_execution_time_ms, g.last_error
     (2, 0.5, 20.0, '410 Gone: use orders_v2')
 """
@@ -23,11 +28,10 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from langchain_tiered_memory.tiers.common.event_fold import CompactEvent, EventKind
 from langchain_tiered_memory.tiers.common.records import (
     check_stored_size,
     from_epoch,
@@ -43,38 +47,24 @@ from langchain_tiered_memory.tiers.procedural.models import (
 from langchain_tiered_memory.tiers.procedural.text import normalize_error
 
 __all__ = [
-    "OUTCOME_EVENTS",
-    "TOOL_EVENTS",
-    "OutcomeTally",
-    "ToolTally",
-    "aggregate_tool_events",
-    "parameter_patterns",
+    "MAX_KINDS",
+    "RECENT_IDS",
+    "OutcomeCounts",
+    "ToolStats",
     "strategy_from_value",
     "strategy_key",
     "strategy_value",
-    "tool_event_value",
     "validate_tool_use",
 ]
 
+RECENT_IDS = 64
+"""Record ids a tool's statistics remember, so a use recorded again counts once."""
+MAX_KINDS = 32
+"""Error kinds, parameter names, and values per parameter name kept per tool."""
+_MAX_TEXT = 1000
+"""Characters kept of an error message or hint."""
 _MAX_VALUE_CHARS = 80
 _NO_MESSAGE = "(no error message)"
-
-
-def tool_event_value(record: ToolUsageRecord) -> dict[str, Any]:
-    """The stored value of one tool use (parameters as JSON text, already redacted)."""
-    return {
-        "record_id": record.record_id,
-        "tool_name": record.tool_name,
-        "success": record.success,
-        "execution_time_ms": record.execution_time_ms,
-        "error_message": record.error_message,
-        "error_signature": normalize_error(record.error_message) if record.error_message else "",
-        "hint": record.hint,
-        "context": record.context,
-        "parameters_json": json.dumps(record.parameters, sort_keys=True, default=str),
-        "timestamp": record.timestamp.isoformat(),
-        "ts": to_epoch(record.timestamp),
-    }
 
 
 def validate_tool_use(record: ToolUsageRecord | dict[str, Any]) -> ToolUsageRecord:
@@ -82,26 +72,24 @@ def validate_tool_use(record: ToolUsageRecord | dict[str, Any]) -> ToolUsageReco
 
     Raises:
         InvalidInputError: A field is invalid, a text is not valid Unicode, or
-            the stored record would be over the one-record limit.
+            the record would be over the one-record limit.
     """
     rec = validate_model(ToolUsageRecord, record, "tool usage record")
-    check_stored_size(tool_event_value(rec), "tool usage record")
+    check_stored_size(rec.model_dump(mode="json"), "tool usage record")
     return rec
+
+
+def _compact(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def _clip(text: str, limit: int = _MAX_TEXT) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _param_text(value: Any) -> str:
     text = value if isinstance(value, str) else json.dumps(value, sort_keys=True, default=str)
-    return text if len(text) <= _MAX_VALUE_CHARS else text[: _MAX_VALUE_CHARS - 1] + "…"
-
-
-def _param_texts(parameters_json: str) -> dict[str, str]:
-    params = json.loads(parameters_json or "{}")
-    if not isinstance(params, dict):
-        return {}
-    return {str(k): _param_text(v) for k, v in params.items()}
-
-
-# ------------------------------------------------------------------ exact, order-free sums
+    return _clip(text, _MAX_VALUE_CHARS)
 
 
 def _sum_add(partials: list[float], x: float) -> None:
@@ -119,36 +107,22 @@ def _sum_add(partials: list[float], x: float) -> None:
     partials[i:] = [x]
 
 
-def _later(a: list[Any] | None, b: list[Any] | None) -> list[Any] | None:
+def _later(a: list[Any] | None, b: list[Any]) -> list[Any]:
     """Of two records starting with ``(time, id)``, the later one."""
-    if a is None or (b is not None and (b[0], b[1]) > (a[0], a[1])):
-        return b
-    return a
+    return b if a is None or (b[0], b[1]) > (a[0], a[1]) else a
 
 
-# ------------------------------------------------------------------ tools
+def _make_room(table: dict[str, list[Any]], key: str) -> None:
+    """Before ``key`` joins a full ``table``: drop its rarest, oldest entry.
 
-
-def tool_compact(key: str, value: Mapping[str, Any]) -> CompactEvent:
-    """A stored tool use as ``[ts, ok, ms, signature, message, hint, params | None]``.
-
-    ``params`` (each value as the pattern text) is kept for successes only:
-    patterns are learned from successful calls.
+    Entries are lists starting ``[count, first_ts, first_id]``.
     """
-    ok = bool(value.get("success"))
-    return [
-        float(value.get("ts", 0.0)),
-        1 if ok else 0,
-        float(value.get("execution_time_ms", 0.0)),
-        str(value.get("error_signature") or ""),
-        str(value.get("error_message") or ""),
-        str(value.get("hint") or ""),
-        _param_texts(str(value.get("parameters_json") or "{}")) if ok else None,
-    ]
+    if key not in table and len(table) >= MAX_KINDS:
+        del table[min(table, key=lambda k: (table[k][0], table[k][1], table[k][2]))]
 
 
-class ToolTally:
-    """Statistics of one tool's uses, mergeable (see the module docstring)."""
+class ToolStats:
+    """Statistics of one tool's uses, as stored in its record (see the module docstring)."""
 
     def __init__(self) -> None:
         self.uses = 0
@@ -158,92 +132,94 @@ class ToolTally:
         self.last_failure: list[Any] | None = None  # [ts, id, message, hint]
         # signature -> [count, first_ts, first_id, last_ts, last_id, last_message]
         self.errors: dict[str, list[Any]] = {}
-        # key -> [sets with the key, first_ts, first_id, {text: [count, first_ts, first_id]}]
+        # name -> [successes with it, first_ts, first_id, {text: [count, first_ts, first_id]}]
         self.params: dict[str, list[Any]] = {}
+        self.recent: list[str] = []  # record ids of the latest uses, oldest first
 
-    def add(self, event_id: str, event: CompactEvent) -> None:
-        """Fold one tool use (compact form, see :func:`tool_compact`)."""
-        ts, ok, ms, signature, message, hint, params = event
+    def add(self, record: ToolUsageRecord) -> bool:
+        """Count one use; False (nothing changed) if its ``record_id`` was counted lately."""
+        rid = record.record_id
+        if rid in self.recent:
+            return False
+        self.recent = [*self.recent, rid][-RECENT_IDS:]
+        ts = to_epoch(record.timestamp)
         self.uses += 1
-        _sum_add(self.ms, float(ms))
-        self.last = _later(self.last, [ts, event_id, ok])
-        if ok:
+        _sum_add(self.ms, float(record.execution_time_ms))
+        self.last = _later(self.last, [ts, rid, 1 if record.success else 0])
+        if record.success:
             self.successes += 1
-            for key, text in (params or {}).items():
-                self._add_param(key, text, 1, ts, event_id)
-            return
-        self.last_failure = _later(self.last_failure, [ts, event_id, message, hint])
-        self._add_error(signature or _NO_MESSAGE, [1, ts, event_id, ts, event_id, message])
-
-    def _add_error(self, signature: str, stat: list[Any]) -> None:
-        mine = self.errors.get(signature)
+            for name, value in record.parameters.items():
+                self._add_param(str(name), _param_text(value), ts, rid)
+            return True
+        message, hint = _clip(record.error_message), _clip(record.hint)
+        self.last_failure = _later(self.last_failure, [ts, rid, message, hint])
+        signature = normalize_error(record.error_message) if record.error_message else ""
+        key = signature or _NO_MESSAGE
+        mine = self.errors.get(key)
         if mine is None:
-            self.errors[signature] = list(stat)
-            return
-        mine[0] += stat[0]
-        if (stat[1], stat[2]) < (mine[1], mine[2]):
-            mine[1:3] = stat[1:3]
-        if (stat[3], stat[4]) > (mine[3], mine[4]):
-            mine[3:6] = stat[3:6]
+            _make_room(self.errors, key)
+            self.errors[key] = [1, ts, rid, ts, rid, message]
+            return True
+        mine[0] += 1
+        if (ts, rid) < (mine[1], mine[2]):
+            mine[1:3] = [ts, rid]
+        if (ts, rid) > (mine[3], mine[4]):
+            mine[3:6] = [ts, rid, message]
+        return True
 
-    def _add_param(self, key: str, text: str, count: int, ts: float, event_id: str) -> None:
-        self._merge_param(key, [count, ts, event_id, {text: [count, ts, event_id]}])
-
-    def _merge_param(self, key: str, stat: list[Any]) -> None:
-        mine = self.params.get(key)
+    def _add_param(self, name: str, text: str, ts: float, rid: str) -> None:
+        mine = self.params.get(name)
         if mine is None:
-            self.params[key] = [stat[0], stat[1], stat[2], {t: list(v) for t, v in stat[3].items()}]
+            _make_room(self.params, name)
+            mine = self.params[name] = [0, ts, rid, {}]
+        mine[0] += 1
+        if (ts, rid) < (mine[1], mine[2]):
+            mine[1:3] = [ts, rid]
+        values: dict[str, list[Any]] = mine[3]
+        seen = values.get(text)
+        if seen is None:
+            _make_room(values, text)
+            values[text] = [1, ts, rid]
             return
-        mine[0] += stat[0]
-        if (stat[1], stat[2]) < (mine[1], mine[2]):
-            mine[1:3] = stat[1:3]
-        for text, (count, ts, event_id) in stat[3].items():
-            seen = mine[3].get(text)
-            if seen is None:
-                mine[3][text] = [count, ts, event_id]
-                continue
-            seen[0] += count
-            if (ts, event_id) < (seen[1], seen[2]):
-                seen[1:3] = [ts, event_id]
+        seen[0] += 1
+        if (ts, rid) < (seen[1], seen[2]):
+            seen[1:3] = [ts, rid]
 
-    def merge(self, other: ToolTally) -> None:
-        """Fold in the tally of other (disjoint) uses."""
-        self.uses += other.uses
-        self.successes += other.successes
-        for x in other.ms:
-            _sum_add(self.ms, x)
-        self.last = _later(self.last, other.last)
-        self.last_failure = _later(self.last_failure, other.last_failure)
-        for signature, stat in other.errors.items():
-            self._add_error(signature, stat)
-        for key, pstat in other.params.items():
-            self._merge_param(key, pstat)
+    def to_value(self, tool_name: str) -> dict[str, Any]:
+        """The stored record (read back with :meth:`from_value`).
 
-    def to_json(self) -> dict[str, Any]:
-        """JSON form (read back with :meth:`from_json`)."""
-        return {
-            "uses": self.uses,
-            "successes": self.successes,
-            "ms": self.ms,
-            "last": self.last,
-            "last_failure": self.last_failure,
-            "errors": self.errors,
-            "params": self.params,
-        }
+        The statistics are one JSON text field: a store builds its payload from
+        one string far faster than from the nested tables.
+        """
+        stats = [
+            self.uses,
+            self.successes,
+            self.ms,
+            self.last,
+            self.last_failure,
+            self.errors,
+            self.params,
+            self.recent,
+        ]
+        return {"tool_name": tool_name, "uses": self.uses, "stats": _compact(stats)}
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> ToolTally:
-        """Rebuild a tally from :meth:`to_json`."""
-        tally = cls()
-        tally.uses, tally.successes = int(data["uses"]), int(data["successes"])
-        tally.ms = [float(x) for x in data["ms"]]
-        tally.last, tally.last_failure = data["last"], data["last_failure"]
-        tally.errors = {str(k): list(v) for k, v in data["errors"].items()}
-        tally.params = {str(k): list(v) for k, v in data["params"].items()}
-        return tally
+    def from_value(cls, data: Mapping[str, Any] | None) -> ToolStats:
+        """Statistics read back from :meth:`to_value` (empty for ``None``)."""
+        stats = cls()
+        if data is None:
+            return stats
+        uses, successes, ms, last, failure, errors, params, recent = json.loads(data["stats"])
+        stats.uses, stats.successes = int(uses), int(successes)
+        stats.ms = [float(x) for x in ms]
+        stats.last, stats.last_failure = last, failure
+        stats.errors = {str(k): list(v) for k, v in errors.items()}
+        stats.params = {str(k): list(v) for k, v in params.items()}
+        stats.recent = [str(i) for i in recent]
+        return stats
 
     def patterns(self, min_frequency: float) -> list[str]:
-        """Parameter values most successful calls share (see :func:`parameter_patterns`)."""
+        """Parameter values most successful calls share."""
         n_sets = self.successes
         out = []
         for key, (seen, _, _, values) in sorted(
@@ -280,81 +256,30 @@ class ToolTally:
         )
 
 
-TOOL_EVENTS: EventKind[ToolTally] = EventKind(
-    "tool_name", tool_compact, ToolTally, ToolTally.from_json
-)
-"""Tool uses as an event log: grouped by tool name, keyed by record id."""
-
-
-def parameter_patterns(
-    parameter_sets: Sequence[dict[str, Any]], min_frequency: float = 0.6
-) -> list[str]:
-    """Successful-parameter patterns: values most successful calls share.
-
-    Examples:
-        >>> parameter_patterns([{"limit": 50, "q": "a"}, {"limit": 50, "q": "b"}])
-        ['limit=50 (always)']
-    """
-    tally = ToolTally()
-    for n, params in enumerate(parameter_sets):
-        texts = {str(k): _param_text(v) for k, v in params.items()}
-        tally.add(f"{n:012d}", [0.0, 1, 0.0, "", "", "", texts])
-    return tally.patterns(min_frequency)
-
-
-def aggregate_tool_events(
-    tool_name: str,
-    events: Iterable[dict[str, Any]],
-    *,
-    max_errors: int = 5,
-    pattern_min_frequency: float = 0.6,
-) -> ToolGuidance:
-    """Fold one tool's stored uses into :class:`ToolGuidance`."""
-    tally = ToolTally()
-    for event in events:
-        tally.add(str(event.get("record_id", "")), tool_compact("", event))
-    return tally.guidance(
-        tool_name, max_errors=max_errors, pattern_min_frequency=pattern_min_frequency
-    )
-
-
-# ------------------------------------------------------------------ strategies
-
-
-def outcome_compact(key: str, value: Mapping[str, Any]) -> CompactEvent:
-    """A stored strategy outcome as ``[ts, ok]``."""
-    return [float(value.get("ts", 0.0)), 1 if value.get("success") else 0]
-
-
-class OutcomeTally:
-    """Successes, failures and the last use of one strategy, mergeable."""
+class OutcomeCounts:
+    """Successes, failures and the last use of one strategy, as stored in its record."""
 
     def __init__(self, wins: int = 0, losses: int = 0, last: float | None = None) -> None:
         self.wins, self.losses, self.last = wins, losses, last
 
-    def add(self, event_id: str, event: CompactEvent) -> None:
-        """Fold one outcome ``[ts, ok]``."""
-        ts, ok = float(event[0]), bool(event[1])
-        self.wins += ok
-        self.losses += not ok
+    def add(self, when: datetime, success: bool) -> None:
+        """Count one outcome."""
+        self.wins += success
+        self.losses += not success
+        ts = to_epoch(when)
         self.last = ts if self.last is None else max(self.last, ts)
 
-    def merge(self, other: OutcomeTally) -> None:
-        """Fold in the tally of other (disjoint) outcomes."""
-        self.wins += other.wins
-        self.losses += other.losses
-        if other.last is not None:
-            self.last = other.last if self.last is None else max(self.last, other.last)
-
-    def to_json(self) -> list[Any]:
-        """``[wins, losses, last]``."""
-        return [self.wins, self.losses, self.last]
+    def to_value(self, key: str) -> dict[str, Any]:
+        """The stored record (read back with :meth:`from_value`)."""
+        return {"strategy_key": key, "wins": self.wins, "losses": self.losses, "last": self.last}
 
     @classmethod
-    def from_json(cls, data: Sequence[Any]) -> OutcomeTally:
-        """Rebuild a tally from :meth:`to_json`."""
-        wins, losses, last = data
-        return cls(int(wins), int(losses), None if last is None else float(last))
+    def from_value(cls, data: Mapping[str, Any] | None) -> OutcomeCounts:
+        """Counts read back from :meth:`to_value` (zero for ``None``)."""
+        if data is None:
+            return cls()
+        last = data["last"]
+        return cls(int(data["wins"]), int(data["losses"]), None if last is None else float(last))
 
     def apply(self, strategy: Strategy) -> Strategy:
         """``strategy`` with these counts and ``last_used``."""
@@ -367,19 +292,13 @@ class OutcomeTally:
         )
 
 
-OUTCOME_EVENTS: EventKind[OutcomeTally] = EventKind(
-    "strategy_key", outcome_compact, OutcomeTally, OutcomeTally.from_json
-)
-"""Strategy outcomes as an event log: grouped by strategy key."""
-
-
 def strategy_key(name: str) -> str:
     """The store key of a strategy: its name, whitespace collapsed, lower-cased."""
     return " ".join(name.split()).lower()
 
 
 def strategy_value(strategy: Strategy) -> dict[str, Any]:
-    """The stored definition of a strategy (counts live in outcome events)."""
+    """The stored definition of a strategy (its counts are a separate record)."""
     return {
         "name": strategy.name,
         "description": strategy.description,

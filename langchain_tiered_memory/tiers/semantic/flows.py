@@ -45,6 +45,7 @@ from langchain_tiered_memory.tiers.semantic.results import (
     SemanticSearchHit,
 )
 from langchain_tiered_memory.tiers.semantic.rules import (
+    FactRequest,
     as_candidate,
     build_entity_context,
     end_extra_current,
@@ -526,15 +527,8 @@ def _decide_by_similarity(ctx: FlowContext, draft: Fact, confirmed: set[str]) ->
 
 def store_fact(
     ctx: FlowContext,
+    request: FactRequest,
     *,
-    entity_id: str,
-    content: str,
-    attribute: str | None = None,
-    value: str | None = None,
-    confidence: float = 0.8,
-    source_episode_id: str | None = None,
-    entity_type: str = "user",
-    source: str = "manual",
     entity_name: str | None = None,
     confirmed: set[str] | None = None,
 ) -> Flow[FactWriteResult]:
@@ -543,20 +537,9 @@ def store_fact(
     ``confirmed`` holds ids already confirmed by this same text (by the other
     write path): they gain provenance but no extra confidence.
     """
-    draft = make_draft(
-        entity_id=entity_id,
-        content=content,
-        attribute=attribute,
-        value=value,
-        confidence=confidence,
-        source_episode_id=source_episode_id,
-        source=source,
-        entity_type=entity_type,
-        config=ctx.config,
-        now=ctx.now,
-    )
+    draft = make_draft(request, config=ctx.config, now=ctx.now)
     entity, entity_writes = yield from ensure_entity(
-        ctx, draft.entity_id, entity_type, entity_name or entity_id
+        ctx, draft.entity_id, request.entity_type, entity_name or request.entity_id
     )
     if entity.entity_type != draft.entity_type:
         draft = draft.model_copy(update={"entity_type": entity.entity_type})
@@ -641,16 +624,19 @@ def _store_extraction(
         etype = "user" if eid == subject_id else found.entity_type
         for item in found.facts:
             try:
+                request = FactRequest(
+                    eid,
+                    item.content,
+                    item.attribute,
+                    item.value,
+                    item.confidence,
+                    source_episode_id,
+                    etype,
+                    extraction.extractor,
+                )
                 write = yield from store_fact(
                     ctx,
-                    entity_id=eid,
-                    content=item.content,
-                    attribute=item.attribute,
-                    value=item.value,
-                    confidence=item.confidence,
-                    source_episode_id=source_episode_id,
-                    entity_type=etype,
-                    source=extraction.extractor,
+                    request,
                     entity_name=found.entity_name if eid != subject_id else None,
                     confirmed=confirmed,
                 )

@@ -82,7 +82,7 @@ from langchain_tiered_memory.tiers.semantic.results import (
     RememberResult,
     SemanticSearchHit,
 )
-from langchain_tiered_memory.tiers.semantic.rules import validate_remember
+from langchain_tiered_memory.tiers.semantic.rules import FactRequest, validate_remember
 from langchain_tiered_memory.types import ensure_aware
 
 __all__ = ["SemanticMemory"]
@@ -287,29 +287,6 @@ class SemanticMemory:
             source_episode_id=source_episode_id,
         )
 
-    def _store_fact_flow(
-        self,
-        entity_id: str,
-        content: str,
-        attribute: str | None,
-        value: str | None,
-        confidence: float,
-        source_episode_id: str | None,
-        entity_type: str,
-        source: str,
-    ) -> flows.Flow[FactWriteResult]:
-        return flows.store_fact(
-            self._ctx(),
-            entity_id=entity_id,
-            content=content,
-            attribute=attribute,
-            value=value,
-            confidence=confidence,
-            source_episode_id=source_episode_id,
-            entity_type=entity_type,
-            source=source,
-        )
-
     def _record(self, result: RememberResult) -> RememberResult:
         now = ensure_aware(self.clock())
         self.extraction_errors.extend((now, e) for e in result.errors)
@@ -407,17 +384,10 @@ class SemanticMemory:
             InvalidInputError: Empty content, confidence outside [0, 1] or NaN,
                 a bad id or attribute; nothing is stored.
         """
-        args = (
-            entity_id,
-            content,
-            attribute,
-            value,
-            confidence,
-            source_episode_id,
-            entity_type,
-            source,
+        request = FactRequest(
+            entity_id, content, attribute, value, confidence, source_episode_id, entity_type, source
         )
-        return self._run(self._store_fact_flow(*args))
+        return self._run(flows.store_fact(self._ctx(), request))
 
     async def astore_fact(
         self,
@@ -432,17 +402,10 @@ class SemanticMemory:
         source: str = "manual",
     ) -> FactWriteResult:
         """Async twin of :meth:`store_fact`."""
-        args = (
-            entity_id,
-            content,
-            attribute,
-            value,
-            confidence,
-            source_episode_id,
-            entity_type,
-            source,
+        request = FactRequest(
+            entity_id, content, attribute, value, confidence, source_episode_id, entity_type, source
         )
-        return await self._arun(self._store_fact_flow(*args))
+        return await self._arun(flows.store_fact(self._ctx(), request))
 
     def get_fact(self, fact_id: str) -> Fact | None:
         """One fact by id (any status, with its access statistics), or ``None``."""

@@ -44,6 +44,7 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -69,6 +70,7 @@ from langchain_tiered_memory.tiers.semantic.results import (
 )
 
 __all__ = [
+    "FactRequest",
     "as_candidate",
     "build_entity_context",
     "end_extra_current",
@@ -106,33 +108,41 @@ def validate_remember(text: object, source_episode_id: object = None) -> str:
     return checked
 
 
-def make_draft(
-    *,
-    entity_id: str,
-    content: str,
-    attribute: str | None,
-    value: str | None,
-    confidence: float,
-    source_episode_id: str | None,
-    source: str,
-    entity_type: str,
-    config: SemanticConfig,
-    now: datetime,
-) -> Fact:
+@dataclass(frozen=True)
+class FactRequest:
+    """A statement to store about an entity, as ``store_fact`` takes it (see :func:`make_draft`)."""
+
+    entity_id: str
+    content: str
+    attribute: str | None = None
+    value: str | None = None
+    confidence: float = 0.8
+    source_episode_id: str | None = None
+    entity_type: str = "user"
+    source: str = "manual"
+
+
+def make_draft(request: FactRequest, *, config: SemanticConfig, now: datetime) -> Fact:
     """Validate a ``store_fact`` request and build the fact it would store.
 
     Raises:
         InvalidInputError: Empty content, confidence not a finite number in
             [0, 1], a value without an attribute, an unknown source, or a bad id.
     """
-    eid = normalize_id(entity_id, what="entity_id")
+    content, value, source, episode = (
+        request.content,
+        request.value,
+        request.source,
+        request.source_episode_id,
+    )
+    eid = normalize_id(request.entity_id, what="entity_id")
     if not isinstance(content, str) or not content.strip():
         raise InvalidInputError(
             f"fact content is empty ({content!r}): pass a statement such as 'Allergic to shellfish'"
         )
     check_unicode(content, "fact content")
-    conf = check_confidence(confidence)
-    attr = normalize_attribute(attribute) if attribute is not None else None
+    conf = check_confidence(request.confidence)
+    attr = normalize_attribute(request.attribute) if request.attribute is not None else None
     if value is not None and not isinstance(value, str):
         raise InvalidInputError(f"value must be a string, got {type(value).__name__} {value!r}")
     if value is not None:
@@ -144,23 +154,19 @@ def make_draft(
         )
     if source not in _SOURCES:
         raise InvalidInputError(f"source {source!r} is unknown: use one of {', '.join(_SOURCES)}")
-    if source_episode_id is not None and (
-        not isinstance(source_episode_id, str) or not source_episode_id.strip()
-    ):
-        raise InvalidInputError(
-            f"source_episode_id {source_episode_id!r} must be a non-empty string or None"
-        )
+    if episode is not None and (not isinstance(episode, str) or not episode.strip()):
+        raise InvalidInputError(f"source_episode_id {episode!r} must be a non-empty string or None")
     try:
         return Fact(
             fact_id=uuid.uuid4().hex,
             entity_id=eid,
-            entity_type=normalize_attribute(entity_type),
+            entity_type=normalize_attribute(request.entity_type),
             content=content,
             attribute=attr,
             value=val,
             slot_key=slot_key_for(attr, val, config.multi_valued_attributes),
             confidence=conf,
-            source_episode_ids=[source_episode_id.strip()] if source_episode_id else [],
+            source_episode_ids=[episode.strip()] if episode else [],
             first_observed=now,
             last_confirmed=now,
             valid_from=now,

@@ -47,6 +47,7 @@ from langchain_tiered_memory.tiers.turns.rerank import (
     apply_neighbour_boost,
     apply_session_boost,
     apply_time_boost,
+    candidate_spread,
     rerank,
 )
 from langchain_tiered_memory.tiers.turns.speakers import (
@@ -81,6 +82,7 @@ __all__ = [
     "apply_session_boost",
     "apply_speaker_boost",
     "apply_time_boost",
+    "candidate_spread",
     "format_date",
     "format_utterance",
     "fuse",
@@ -104,18 +106,22 @@ DEFAULT_LEXICAL_ENRICH = EnrichConfig(context_before=2, turn_weight=2)
 DEFAULT_DENSE_ENRICH = EnrichConfig(context_before=0, include_caption=False, include_time=True)
 """Embedded text of a turn: ``[1:56 pm on 8 May, 2023] speaker: text``."""
 
-DEFAULT_NEIGHBOUR_BOOST = 0.02
-"""Weight of :func:`apply_neighbour_boost` (the mean fused score of the previous and
-next turn, when they are candidates too). The store's hybrid scores are calibrated to
-``[0, 1]`` and the candidates of one query lie close together, so boosts are small."""
+DEFAULT_NEIGHBOUR_BOOST = 0.6
+"""Weight of :func:`apply_neighbour_boost`: a turn gains this share of the mean lead of
+its previous and next turn over the candidates' mean score, when they are candidates
+too. All boosts are relative to the query's candidates (see :func:`candidate_spread`):
+one query's candidates may lie close together on the store's ``[0, 1]`` scale and
+another's far apart, so a fixed addition would count for much in one and little in
+the other."""
 
-DEFAULT_SESSION_BOOST = 0.02
-"""Weight of :func:`apply_session_boost` (the best fused score among the other
-candidates of a turn's session)."""
+DEFAULT_SESSION_BOOST = 0.2
+"""Weight of :func:`apply_session_boost`: a turn gains this share of the lead of the
+best other candidate of its session over the candidates' mean score."""
 
-DEFAULT_SPEAKER_BOOST = 0.02
-"""Added to the store's ``[0, 1]`` score when the query names the turn's speaker
-(:func:`apply_speaker_boost`)."""
+DEFAULT_SPEAKER_BOOST = 1.0
+"""Added, in spreads (standard deviations) of the candidates' scores, when the query
+names the turn's speaker (:func:`apply_speaker_boost`)."""
 
-DEFAULT_TIME_BOOST = TimeBoost(weight=0.04, slack=timedelta(days=30))
-"""Added (times the time match) to the store's ``[0, 1]`` score when the query names a time."""
+DEFAULT_TIME_BOOST = TimeBoost(weight=1.0, slack=timedelta(days=30))
+"""Added (times the time match), in spreads of the candidates' scores, when the query
+names a time."""

@@ -37,7 +37,7 @@ Examples:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
@@ -63,6 +63,7 @@ from langchain_tiered_memory.tiers.turns.defaults import (
     apply_session_boost,
     apply_speaker_boost,
     apply_time_boost,
+    candidate_spread,
     index_texts,
     parse_time_expressions,
 )
@@ -293,12 +294,18 @@ class ConversationTurns:
         fused, turns = _search_hits(items or [])
         scale = cfg.score_scale()
         scores = {k: TurnScore(fused=s, scale=scale) for k, s in fused}
+        centre, unit = candidate_spread([s for _, s in fused])
         if cfg.neighbour_boost:
-            boosted = apply_neighbour_boost(fused, _neighbours(turns), cfg.neighbour_boost)
+            near = _neighbours(turns)
+            boosted = _centred(
+                fused, centre, lambda c: apply_neighbour_boost(c, near, cfg.neighbour_boost)
+            )
             fused = _note(boosted, fused, scores, "neighbour")
         if cfg.session_boost:
             sessions = {k: t.session_id for k, t in turns.items()}
-            boosted = apply_session_boost(fused, sessions, cfg.session_boost)
+            boosted = _centred(
+                fused, centre, lambda c: apply_session_boost(c, sessions, cfg.session_boost)
+            )
             fused = _note(boosted, fused, scores, "session")
         reference = ensure_aware(now) if now is not None else _latest(meta, turns)
         ranges = []
@@ -306,11 +313,12 @@ class ConversationTurns:
             ranges = parse_time_expressions(query, reference)
         if ranges and cfg.time_boost is not None:
             dates = {k: t.time for k, t in turns.items()}
-            boosted = apply_time_boost(fused, dates, ranges, cfg.time_boost)
+            time_boost = replace(cfg.time_boost, weight=cfg.time_boost.weight * unit)
+            boosted = apply_time_boost(fused, dates, ranges, time_boost)
             fused = _note(boosted, fused, scores, "time")
         if cfg.speaker_boost:
             speakers = {k: t.speaker for k, t in turns.items()}
-            boosted = apply_speaker_boost(fused, speakers, query, cfg.speaker_boost)
+            boosted = apply_speaker_boost(fused, speakers, query, cfg.speaker_boost * unit)
             fused = _note(boosted, fused, scores, "speaker")
         return [TurnHit(turns[k], scores[k]) for k, _ in fused[:top_k]]
 
@@ -365,6 +373,16 @@ class ConversationTurns:
     ) -> list[TurnHit]:
         """Async twin of :meth:`search`."""
         return await arun_plan(self.store, self._search_plan(query, top_k, now))
+
+
+def _centred(
+    fused: list[tuple[str, float]],
+    centre: float,
+    boost: Callable[[list[tuple[str, float]]], list[tuple[str, float]]],
+) -> list[tuple[str, float]]:
+    """Run a boost that lends positive scores on scores relative to the candidates' mean."""
+    boosted = boost([(k, s - centre) for k, s in fused])
+    return [(k, s + centre) for k, s in boosted]
 
 
 def _note(

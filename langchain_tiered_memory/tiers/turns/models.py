@@ -163,8 +163,10 @@ class TurnsConfig:
     def score_scale(self) -> float:
         """1 plus each boost's largest share: a turn's total divided by it stays in ``[0, 1]``.
 
-        The store's score is at most 1; the neighbour and session boosts add at
-        most their weight times 1, the time and speaker boosts at most their weight.
+        The store's score is at most 1; the neighbour boost adds at most its weight
+        times 1, the session boost (which lends scores the neighbour boost raised) at
+        most its weight times ``1 + neighbour_boost``, the time and speaker boosts at
+        most their weight times the candidates' spread (at most 1/2).
 
         Example:
             >>> TurnsConfig(neighbour_boost=0.5, session_boost=0.0, time_boost=None,
@@ -172,7 +174,8 @@ class TurnsConfig:
             2.0
         """
         time = self.time_boost.weight if self.time_boost is not None else 0.0
-        return 1.0 + self.neighbour_boost + self.session_boost + time + self.speaker_boost
+        session = self.session_boost * (1.0 + self.neighbour_boost)
+        return 1.0 + self.neighbour_boost + session + time + self.speaker_boost
 
     def __post_init__(self) -> None:
         for name in ("lexical_enrich", "dense_enrich"):

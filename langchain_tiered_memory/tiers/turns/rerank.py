@@ -43,6 +43,7 @@ __all__ = [
     "apply_neighbour_boost",
     "apply_session_boost",
     "apply_time_boost",
+    "candidate_spread",
     "check_boost_weight",
     "rerank",
 ]
@@ -58,8 +59,9 @@ class TimeBoost:
     """How much a match with a time named in the query adds to a fused score.
 
     Attributes:
-        weight: Added at a full match; fused scores are on a 0..sum(weights) scale,
-            so 0.1 moves a candidate ahead of close competitors, not far ones.
+        weight: Added at a full match. ``ConversationTurns.search`` multiplies it by
+            the spread of its candidates' scores (:func:`candidate_spread`), so 1.0
+            moves a turn ahead of close competitors, not far ones.
         slack: Partial credit this far outside the named range (memories are often
             written a little after the event).
 
@@ -250,6 +252,31 @@ def rerank(
     ranked = _resort(blended)
     floor = min((s for _, s in ranked), default=0.0)
     return ranked + [(k, floor - 1e-9 * (j + 1)) for j, (k, _) in enumerate(tail)]
+
+
+SPREAD_FLOOR = 1e-3
+"""The smallest spread :func:`candidate_spread` reports, so boosts still break ties."""
+
+
+def candidate_spread(scores: Sequence[float]) -> tuple[float, float]:
+    """The mean of a query's candidate scores and their spread (standard deviation).
+
+    Boosts are measured in the spread: the candidates of one query lie close
+    together on the store's ``[0, 1]`` scale, more so for some queries than others,
+    so a boost of one spread moves a turn past about a third of the candidates
+    whatever the query. The spread is at least :data:`SPREAD_FLOOR`.
+
+    Examples:
+        >>> candidate_spread([0.6, 0.4])
+        (0.5, 0.1)
+        >>> candidate_spread([0.7])
+        (0.7, 0.001)
+    """
+    if not scores:
+        return 0.0, SPREAD_FLOOR
+    mean = sum(scores) / len(scores)
+    var = sum((s - mean) ** 2 for s in scores) / len(scores)
+    return mean, max(SPREAD_FLOOR, round(var**0.5, 12))
 
 
 def check_boost_weight(name: str, weight: float) -> float:

@@ -192,7 +192,7 @@ class WorkingMemoryNode:
         tokens = self._cache(summary_message(summary)) if summary else 0
         return summary_group(summary, log, self.counter, tokens)
 
-    def _finish(
+    def _state_update(
         self,
         prep: _Prepared,
         outcome: SummaryOutcome | None,
@@ -244,7 +244,7 @@ class WorkingMemoryNode:
                 outcome = self.summarizer.summarize(prep.summary, prep.plan.older_messages)
             except Exception as exc:
                 error = exc
-        return self._finish(prep, outcome, error)
+        return self._state_update(prep, outcome, error)
 
     async def acall(self, state: Any) -> dict[str, Any]:
         """Async :meth:`__call__`."""
@@ -256,7 +256,7 @@ class WorkingMemoryNode:
                 outcome = await self.summarizer.asummarize(prep.summary, prep.plan.older_messages)
             except Exception as exc:
                 error = exc
-        return self._finish(prep, outcome, error)
+        return self._state_update(prep, outcome, error)
 
 
 def _get(state: Any, key: str) -> Any:

@@ -111,14 +111,7 @@ def test_embed_with_path(make_store: MakeStore) -> None:
     assert len(results) == 2 and all(r.score < 0.9 for r in results)  # type: ignore[operator]
 
 
-def test_embed_with_path_exact_match_scores_above_point_nine(
-    make_store: MakeStore, setting: tuple[str, str]
-) -> None:
-    if setting[1] == "hybrid":
-        pytest.xfail(
-            "by design: a hybrid score is the mean of the dense and the lexical score, so a "
-            "vector match whose text holds the query word once scores about 0.6, not above 0.9"
-        )
+def test_embed_with_path_exact_match_scores_above_point_nine(make_store: MakeStore) -> None:
     store = make_store(fields=["key0", "key1", "key3"])
     for key, value in PATH_DOCS.items():
         store.put(("test",), key, value)
