@@ -34,6 +34,7 @@ __all__ = [
     "StoreLockedError",
     "TieredMemoryError",
     "TokenBudgetError",
+    "UserErasedError",
     "WriteBackError",
     "WriteBackTimeoutError",
 ]
@@ -95,6 +96,14 @@ class DiskFullError(BackendError):
 
     Free space on that filesystem and retry: queued writes are kept and applied
     once there is room again.
+    """
+
+
+class UserErasedError(TieredMemoryError):
+    """A write began before ``forget_user`` erased its user and reached the store after.
+
+    It was refused (nothing was written), so that data read before the erasure
+    cannot come back. Make the write again if it belongs to the user from now on.
     """
 
 

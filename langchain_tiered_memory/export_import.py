@@ -39,6 +39,7 @@ from typing import Any, Literal
 from langgraph.store.base import BaseStore, Item, PutOp
 from langgraph.store.memory import InMemoryStore
 
+from langchain_tiered_memory.erasure_fence import awriting, put_namespaces, writing
 from langchain_tiered_memory.errors import InvalidInputError
 from langchain_tiered_memory.stores.abilities import Restoring
 from langchain_tiered_memory.stores.restore import RestoreOp
@@ -345,11 +346,12 @@ def _after_puts(store: BaseStore, ops: Sequence[RestoreOp]) -> None:
 def write_records(store: BaseStore, ops: Sequence[RestoreOp]) -> None:
     """Write records to ``store`` keeping their timestamps (see the module docstring)."""
     for chunk in _chunks(ops):
-        if isinstance(store, Restoring):
-            store.restore_items(chunk)
-        else:
-            for batch in _put_batches(chunk):
-                store.batch(batch)
+        with writing(store, put_namespaces(chunk)):
+            if isinstance(store, Restoring):
+                store.restore_items(chunk)
+            else:
+                for batch in _put_batches(chunk):
+                    store.batch(batch)
     if not isinstance(store, Restoring):
         _after_puts(store, ops)
 
@@ -357,10 +359,11 @@ def write_records(store: BaseStore, ops: Sequence[RestoreOp]) -> None:
 async def awrite_records(store: BaseStore, ops: Sequence[RestoreOp]) -> None:
     """Async twin of :func:`write_records`."""
     for chunk in _chunks(ops):
-        if isinstance(store, Restoring):
-            await store.arestore_items(chunk)
-        else:
-            for batch in _put_batches(chunk):
-                await store.abatch(batch)
+        async with awriting(store, put_namespaces(chunk)):
+            if isinstance(store, Restoring):
+                await store.arestore_items(chunk)
+            else:
+                for batch in _put_batches(chunk):
+                    await store.abatch(batch)
     if not isinstance(store, Restoring):
         _after_puts(store, ops)

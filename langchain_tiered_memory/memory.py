@@ -39,6 +39,7 @@ from langchain_tiered_memory.erasure import (
     erasure_marker,
     unfinished_users,
 )
+from langchain_tiered_memory.erasure_fence import aerasing, call_started, erasing
 from langchain_tiered_memory.errors import ConfigurationError, MemoryPathError
 from langchain_tiered_memory.export_import import (
     ImportTarget,
@@ -383,8 +384,9 @@ class TieredMemory:
         """
         self._check_open("import_jsonl")
         target = ImportTarget(user_id=user_id, user_map=user_map, keep_file_users=keep_file_users)
-        ops = read_records(path, target)
-        write_records(self.store, ops)
+        with call_started():
+            ops = read_records(path, target)
+            write_records(self.store, ops)
         return len(ops)
 
     async def aimport_jsonl(
@@ -398,8 +400,9 @@ class TieredMemory:
         """Async twin of :meth:`import_jsonl`."""
         self._check_open("aimport_jsonl")
         target = ImportTarget(user_id=user_id, user_map=user_map, keep_file_users=keep_file_users)
-        ops = read_records(path, target)
-        await awrite_records(self.store, ops)
+        with call_started():
+            ops = read_records(path, target)
+            await awrite_records(self.store, ops)
         return len(ops)
 
     # -- right to be forgotten -------------------------------------------------------
@@ -447,6 +450,13 @@ class TieredMemory:
         process dies part-way, :meth:`resume_erasures` (called by :meth:`open`)
         finishes it, purge included.
 
+        Writes racing the erasure (:mod:`~langchain_tiered_memory.erasure_fence`):
+        a write whose call started before this one is refused with
+        :class:`~langchain_tiered_memory.errors.UserErasedError` if it reaches the
+        store after the erasure began (a queued one is dropped and counted in
+        ``writer.stats().erased``); a write that starts while the erasure runs
+        waits for it and then lands in the emptied user.
+
         Returns:
             How many store records were deleted.
         """
@@ -454,16 +464,18 @@ class TieredMemory:
         uid, prefix = self._forget_prepare(user_id)
         self.store.batch([erasure_marker(uid, "delete", self.clock())])  # before anything goes
         if self.writer is not None:
-            self.writer.flush()
-            self.writer.purge(prefix)
-        with access_counts(self.store).erasing(prefix):
-            ops = [PutOp(tuple(i.namespace), i.key, None) for i in self.runtime.scan(prefix)]
-            for start in range(0, len(ops), _DELETE_CHUNK):
-                self.store.batch(ops[start : start + _DELETE_CHUNK])
-        self.store.batch(self._forget_finish(uid, len(ops)))
-        if self._purges(purge):
-            self.store.purge_deleted()  # type: ignore[attr-defined]
-            self.store.batch([erasure_done(uid)])
+            self.writer.flush()  # outside the fence: the writer thread may wait at it
+        with erasing(self.store, prefix):
+            if self.writer is not None:
+                self.writer.purge(prefix)
+            with access_counts(self.store).erasing(prefix):
+                ops = [PutOp(tuple(i.namespace), i.key, None) for i in self.runtime.scan(prefix)]
+                for start in range(0, len(ops), _DELETE_CHUNK):
+                    self.store.batch(ops[start : start + _DELETE_CHUNK])
+            self.store.batch(self._forget_finish(uid, len(ops)))
+            if self._purges(purge):
+                self.store.purge_deleted()  # type: ignore[attr-defined]
+                self.store.batch([erasure_done(uid)])
         return len(ops)
 
     async def aforget_user(self, user_id: str, *, purge: bool = True) -> int:
@@ -473,15 +485,19 @@ class TieredMemory:
         await self.store.abatch([erasure_marker(uid, "delete", self.clock())])
         if self.writer is not None:
             await self.writer.aflush()
-            await self.writer.apurge(prefix)
-        async with access_counts(self.store).aerasing(prefix):
-            ops = [PutOp(tuple(i.namespace), i.key, None) async for i in self.runtime.ascan(prefix)]
-            for start in range(0, len(ops), _DELETE_CHUNK):
-                await self.store.abatch(ops[start : start + _DELETE_CHUNK])
-        await self.store.abatch(self._forget_finish(uid, len(ops)))
-        if self._purges(purge):
-            await self.store.apurge_deleted()  # type: ignore[attr-defined]
-            await self.store.abatch([erasure_done(uid)])
+        async with aerasing(self.store, prefix):
+            if self.writer is not None:
+                await self.writer.apurge(prefix)
+            async with access_counts(self.store).aerasing(prefix):
+                ops = [
+                    PutOp(tuple(i.namespace), i.key, None) async for i in self.runtime.ascan(prefix)
+                ]
+                for start in range(0, len(ops), _DELETE_CHUNK):
+                    await self.store.abatch(ops[start : start + _DELETE_CHUNK])
+            await self.store.abatch(self._forget_finish(uid, len(ops)))
+            if self._purges(purge):
+                await self.store.apurge_deleted()  # type: ignore[attr-defined]
+                await self.store.abatch([erasure_done(uid)])
         return len(ops)
 
     def resume_erasures(self) -> int:

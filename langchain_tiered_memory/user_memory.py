@@ -26,6 +26,7 @@ from langchain_tiered_memory.consolidation.consolidator import (
     ProgressCallback,
 )
 from langchain_tiered_memory.consolidation.trash import MemoryTrash
+from langchain_tiered_memory.erasure_fence import call_started
 from langchain_tiered_memory.errors import InvalidInputError
 from langchain_tiered_memory.runtime import MemoryRuntime
 from langchain_tiered_memory.text import cap_query, check_unicode, word_overlap
@@ -174,22 +175,24 @@ class UserMemory:
             InvalidInputError: The episode is invalid or too large; nothing is queued.
         """
         self.runtime.lifecycle.check_open("queue_episode")
-        writer = self.runtime.writer
-        if writer is None:
-            self.episodic.record(episode)
-            return None
-        checked = validate_episode(episode, self.runtime.clock())  # refused before the ack
-        return writer.submit(episode_op(self.scope, checked.model_dump(mode="json")))
+        with call_started():  # the erasure fence counts the call from here
+            writer = self.runtime.writer
+            if writer is None:
+                self.episodic.record(episode)
+                return None
+            checked = validate_episode(episode, self.runtime.clock())  # refused before the ack
+            return writer.submit(episode_op(self.scope, checked.model_dump(mode="json")))
 
     async def aqueue_episode(self, episode: Episode) -> WriteReceipt | None:
         """Async twin of :meth:`queue_episode`."""
         self.runtime.lifecycle.check_open("aqueue_episode")
-        writer = self.runtime.writer
-        if writer is None:
-            await self.episodic.arecord(episode)
-            return None
-        checked = validate_episode(episode, self.runtime.clock())
-        return await writer.asubmit(episode_op(self.scope, checked.model_dump(mode="json")))
+        with call_started():  # the erasure fence counts the call from here
+            writer = self.runtime.writer
+            if writer is None:
+                await self.episodic.arecord(episode)
+                return None
+            checked = validate_episode(episode, self.runtime.clock())
+            return await writer.asubmit(episode_op(self.scope, checked.model_dump(mode="json")))
 
     def queue_remember(
         self, text: str, source_episode_id: str | None = None
@@ -201,24 +204,26 @@ class UserMemory:
                 (blank, not valid Unicode, over ``MAX_TEXT_CHARS``); nothing is queued.
         """
         self.runtime.lifecycle.check_open("queue_remember")
-        writer = self.runtime.writer
-        if writer is None:
-            self.remember(text, source_episode_id)
-            return None
-        checked = validate_remember(text, source_episode_id)  # refused before acknowledged
-        return writer.submit(remember_op(self.scope, checked, source_episode_id))
+        with call_started():  # the erasure fence counts the call from here
+            writer = self.runtime.writer
+            if writer is None:
+                self.remember(text, source_episode_id)
+                return None
+            checked = validate_remember(text, source_episode_id)  # refused before acknowledged
+            return writer.submit(remember_op(self.scope, checked, source_episode_id))
 
     async def aqueue_remember(
         self, text: str, source_episode_id: str | None = None
     ) -> WriteReceipt | None:
         """Async twin of :meth:`queue_remember`."""
         self.runtime.lifecycle.check_open("aqueue_remember")
-        writer = self.runtime.writer
-        if writer is None:
-            await self.aremember(text, source_episode_id)
-            return None
-        checked = validate_remember(text, source_episode_id)
-        return await writer.asubmit(remember_op(self.scope, checked, source_episode_id))
+        with call_started():  # the erasure fence counts the call from here
+            writer = self.runtime.writer
+            if writer is None:
+                await self.aremember(text, source_episode_id)
+                return None
+            checked = validate_remember(text, source_episode_id)
+            return await writer.asubmit(remember_op(self.scope, checked, source_episode_id))
 
     def queue_tool_use(self, record: ToolUsageRecord) -> WriteReceipt | None:
         """Record a tool use through the durable writer (directly when there is none).
@@ -227,22 +232,24 @@ class UserMemory:
             InvalidInputError: The record is invalid or too large; nothing is queued.
         """
         self.runtime.lifecycle.check_open("queue_tool_use")
-        writer = self.runtime.writer
-        if writer is None:
-            self.procedural.record_tool_use(record)
-            return None
-        checked = validate_tool_use(record)  # refused before it is acknowledged
-        return writer.submit(tool_use_op(self.scope, checked.model_dump(mode="json")))
+        with call_started():  # the erasure fence counts the call from here
+            writer = self.runtime.writer
+            if writer is None:
+                self.procedural.record_tool_use(record)
+                return None
+            checked = validate_tool_use(record)  # refused before it is acknowledged
+            return writer.submit(tool_use_op(self.scope, checked.model_dump(mode="json")))
 
     async def aqueue_tool_use(self, record: ToolUsageRecord) -> WriteReceipt | None:
         """Async twin of :meth:`queue_tool_use`."""
         self.runtime.lifecycle.check_open("aqueue_tool_use")
-        writer = self.runtime.writer
-        if writer is None:
-            await self.procedural.arecord_tool_use(record)
-            return None
-        checked = validate_tool_use(record)
-        return await writer.asubmit(tool_use_op(self.scope, checked.model_dump(mode="json")))
+        with call_started():  # the erasure fence counts the call from here
+            writer = self.runtime.writer
+            if writer is None:
+                await self.procedural.arecord_tool_use(record)
+                return None
+            checked = validate_tool_use(record)
+            return await writer.asubmit(tool_use_op(self.scope, checked.model_dump(mode="json")))
 
     # -- consolidation -----------------------------------------------------------------
 
@@ -253,7 +260,8 @@ class UserMemory:
         this process are saved.
         """
         self.runtime.lifecycle.check_open("consolidate")
-        report = MemoryConsolidator(self).consolidate(progress)
+        with call_started():  # a pass begun before a forget of the user stores nothing after it
+            report = MemoryConsolidator(self).consolidate(progress)
         self.episodic.flush_access()
         self.semantic.flush_access()
         return report
@@ -261,7 +269,8 @@ class UserMemory:
     async def aconsolidate(self, progress: ProgressCallback | None = None) -> ConsolidationReport:
         """Async twin of :meth:`consolidate`."""
         self.runtime.lifecycle.check_open("aconsolidate")
-        report = await MemoryConsolidator(self).aconsolidate(progress)
+        with call_started():
+            report = await MemoryConsolidator(self).aconsolidate(progress)
         await self.episodic.aflush_access()
         await self.semantic.aflush_access()
         return report

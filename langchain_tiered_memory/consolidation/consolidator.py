@@ -48,6 +48,7 @@ from langgraph.store.base import PutOp
 
 from langchain_tiered_memory.assembly.conflicts import word_set_similarity
 from langchain_tiered_memory.consolidation.policy import ForgettingPolicy, RetentionCandidate
+from langchain_tiered_memory.erasure_fence import writing
 from langchain_tiered_memory.tiers.episodic.models import Episode
 from langchain_tiered_memory.tiers.procedural.models import ToolUsageRecord
 from langchain_tiered_memory.tiers.semantic.models import Fact, fact_to_value
@@ -161,7 +162,8 @@ class MemoryConsolidator:
 
     def _save_cursor(self, at: datetime, ids: set[str]) -> None:
         value = {"at": at.isoformat(), "ids": sorted(ids)}
-        self.store.put(self.namespace, _CURSOR_KEY, value, index=False)
+        with writing(self.store, [self.namespace]):
+            self.store.put(self.namespace, _CURSOR_KEY, value, index=False)
 
     def _process_episodes(self, report: ConsolidationReport, progress: ProgressCallback) -> None:
         since, done_at_since = self._cursor()
@@ -253,9 +255,9 @@ class MemoryConsolidator:
                             "last_confirmed": max(keep.last_confirmed, other.last_confirmed),
                         }
                     )
-                    self.store.batch(
-                        [PutOp(facts_ns, keep.fact_id, fact_to_value(merged), index=["content"])]
-                    )
+                    put = PutOp(facts_ns, keep.fact_id, fact_to_value(merged), index=["content"])
+                    with writing(self.store, [facts_ns]):
+                        self.store.batch([put])
                     keep = merged
                     self.user.trash.soft_delete(
                         facts_ns, other.fact_id, reason=f"merged into duplicate {keep.fact_id}"
@@ -358,7 +360,8 @@ class MemoryConsolidator:
                 "started": started.isoformat(),
                 "finished": self.clock().isoformat(),
             }
-            self.store.put(self.runs_namespace, uuid.uuid4().hex, run, index=False)
+            with writing(self.store, [self.runs_namespace]):
+                self.store.put(self.runs_namespace, uuid.uuid4().hex, run, index=False)
         return report
 
     async def aconsolidate(self, progress: ProgressCallback | None = None) -> ConsolidationReport:

@@ -32,6 +32,7 @@ from typing import Any
 
 from langgraph.store.base import BaseStore, Item, Op, PutOp
 
+from langchain_tiered_memory.erasure_fence import awriting, call_started, put_namespaces, writing
 from langchain_tiered_memory.tiers.common.scope import MemoryScope
 from langchain_tiered_memory.types import Namespace, ensure_aware, utcnow
 
@@ -154,17 +155,22 @@ class MemoryTrash:
 
     def soft_delete(self, namespace: Namespace, key: str, *, reason: str) -> bool:
         """Move an item to the trash; ``False`` if it does not exist."""
-        ops = self._soft_delete_ops(self.store.get(namespace, key), reason)
-        if ops:
-            self.store.batch(ops)
-        return bool(ops)
+        with call_started():  # what it read may be erased before it writes
+            ops = self._soft_delete_ops(self.store.get(namespace, key), reason)
+            if ops:
+                with writing(self.store, put_namespaces(ops)):
+                    self.store.batch(ops)
+            return bool(ops)
 
     def restore(self, namespace: Namespace, key: str) -> bool:
         """Put a trashed item back where it was; ``False`` if it is not in the trash."""
-        ops = self._restore_ops(self.store.get(self.trash_namespace, _trash_key(namespace, key)))
-        if ops:
-            self.store.batch(ops)
-        return bool(ops)
+        with call_started():  # what it read may be erased before it writes
+            trashed = self.store.get(self.trash_namespace, _trash_key(namespace, key))
+            ops = self._restore_ops(trashed)
+            if ops:
+                with writing(self.store, put_namespaces(ops)):
+                    self.store.batch(ops)
+            return bool(ops)
 
     def list_trashed(self) -> list[Item]:
         """Every trashed item of this scope."""
@@ -174,10 +180,12 @@ class MemoryTrash:
 
     def purge_expired(self, grace_period_days: float) -> int:
         """Delete for good what has been in the trash longer than the grace period."""
-        ops = self._purge_ops(self.list_trashed(), timedelta(days=grace_period_days))
-        if ops:
-            self.store.batch(ops)
-        return len(ops) // 2
+        with call_started():  # what it read may be erased before it writes
+            ops = self._purge_ops(self.list_trashed(), timedelta(days=grace_period_days))
+            if ops:
+                with writing(self.store, put_namespaces(ops)):
+                    self.store.batch(ops)
+            return len(ops) // 2
 
     def audit_log(self) -> list[AuditRecord]:
         """The audit trail of this scope, oldest first."""
@@ -190,18 +198,22 @@ class MemoryTrash:
 
     async def asoft_delete(self, namespace: Namespace, key: str, *, reason: str) -> bool:
         """Async twin of :meth:`soft_delete`."""
-        ops = self._soft_delete_ops(await self.store.aget(namespace, key), reason)
-        if ops:
-            await self.store.abatch(ops)
-        return bool(ops)
+        with call_started():  # what it read may be erased before it writes
+            ops = self._soft_delete_ops(await self.store.aget(namespace, key), reason)
+            if ops:
+                async with awriting(self.store, put_namespaces(ops)):
+                    await self.store.abatch(ops)
+            return bool(ops)
 
     async def arestore(self, namespace: Namespace, key: str) -> bool:
         """Async twin of :meth:`restore`."""
-        trashed = await self.store.aget(self.trash_namespace, _trash_key(namespace, key))
-        ops = self._restore_ops(trashed)
-        if ops:
-            await self.store.abatch(ops)
-        return bool(ops)
+        with call_started():  # what it read may be erased before it writes
+            trashed = await self.store.aget(self.trash_namespace, _trash_key(namespace, key))
+            ops = self._restore_ops(trashed)
+            if ops:
+                async with awriting(self.store, put_namespaces(ops)):
+                    await self.store.abatch(ops)
+            return bool(ops)
 
     async def alist_trashed(self) -> list[Item]:
         """Async twin of :meth:`list_trashed`."""
@@ -218,10 +230,12 @@ class MemoryTrash:
 
     async def apurge_expired(self, grace_period_days: float) -> int:
         """Async twin of :meth:`purge_expired`."""
-        ops = self._purge_ops(await self.alist_trashed(), timedelta(days=grace_period_days))
-        if ops:
-            await self.store.abatch(ops)
-        return len(ops) // 2
+        with call_started():  # what it read may be erased before it writes
+            ops = self._purge_ops(await self.alist_trashed(), timedelta(days=grace_period_days))
+            if ops:
+                async with awriting(self.store, put_namespaces(ops)):
+                    await self.store.abatch(ops)
+            return len(ops) // 2
 
 
 def _collect(fetch: Callable[[int], list[Any]]) -> list[Any]:

@@ -360,6 +360,8 @@ class WriteBackStats:
         oldest_pending_age: Seconds since the oldest pending write was submitted.
         last_error: The most recent failure, as ``"ExceptionType: message"``.
         worker_error: Set while the worker itself cannot reach the outbox.
+        erased: Queued writes this writer dropped unapplied because their user
+            was erased (``TieredMemory.forget_user``) after they were submitted.
     """
 
     pending: int
@@ -371,3 +373,4 @@ class WriteBackStats:
     oldest_pending_age: float | None
     last_error: str | None
     worker_error: str | None = None
+    erased: int = 0

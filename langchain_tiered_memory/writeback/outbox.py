@@ -681,14 +681,31 @@ class Outbox:
         checkpointed and truncated, so the payloads do not linger on disk.
         """
         prefix = list(namespace_prefix)
+
+        def doomed(conn: sqlite3.Connection) -> list[int]:
+            rows = conn.execute(
+                "SELECT seq, namespace FROM writes WHERE namespace IS NOT NULL"
+            ).fetchall()
+            return [seq for seq, ns in rows if json.loads(ns)[: len(prefix)] == prefix]
+
+        return self._erase(doomed)
+
+    def discard(self, seqs: Sequence[int]) -> int:
+        """Delete the writes ``seqs`` (any status) as :meth:`purge` does: nothing lingers.
+
+        For queued writes refused because their user was erased after they were
+        submitted.
+        """
+        wanted = list(seqs)
+        return self._erase(lambda conn: wanted) if wanted else 0
+
+    def _erase(self, select: Callable[[sqlite3.Connection], list[int]]) -> int:
+        """Delete the rows ``select`` names, overwriting their content, WAL truncated."""
         with self._db:
             self._conn.execute("PRAGMA secure_delete=ON")
             try:
                 with self._transaction() as conn:
-                    rows = conn.execute(
-                        "SELECT seq, namespace FROM writes WHERE namespace IS NOT NULL"
-                    ).fetchall()
-                    doomed = [(seq,) for seq, ns in rows if json.loads(ns)[: len(prefix)] == prefix]
+                    doomed = [(seq,) for seq in select(conn)]
                     conn.executemany("DELETE FROM writes WHERE seq = ?", doomed)
                 self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             finally:

@@ -50,16 +50,25 @@ from typing import Any, Literal, TypeAlias
 
 from langgraph.store.base import BaseStore, PutOp
 
+from langchain_tiered_memory.erasure_fence import (
+    call_started,
+    generation,
+    put_namespaces,
+    started_at,
+    writing,
+)
 from langchain_tiered_memory.errors import (
     ConfigurationError,
     DiskFullError,
     InvalidInputError,
+    UserErasedError,
     WriteBackError,
     WriteBackTimeoutError,
 )
 from langchain_tiered_memory.types import JSONValue, validate_namespace
 from langchain_tiered_memory.writeback.ops import (
     BUILTIN_OPS,
+    DELETE,
     PUT,
     DeadLetter,
     RetryPolicy,
@@ -88,6 +97,11 @@ _DISK_WAIT = 2.0
 
 def _error_text(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
+
+
+def _written_namespaces(ops: Sequence[WriteOp]) -> list[tuple[str, ...] | None]:
+    """The namespaces ``ops`` may write values to (deletes cannot bring data back)."""
+    return [op.namespace for op in ops if op.name != DELETE]
 
 
 def _builtin_op(row: OutboxRow) -> PutOp:
@@ -174,6 +188,15 @@ class DurableMemoryWriter:
         self._thread: threading.Thread | None = None
         self._worker_error: str | None = None
         self._last_prune = 0.0
+        self._opened_at = generation()
+        """Erasure generation of writes found in the outbox (submitted before this writer)."""
+        self._submitted_at: dict[int, int] = {}
+        """Erasure generation at each submit of this writer, by seq, until applied."""
+        self._recovered_through = self._outbox.last_seq()
+        """Writes up to this seq were submitted before this writer opened."""
+        self._submitting = 0
+        """Submits between their commit and noting their generation in ``_submitted_at``."""
+        self._erased = 0
         if start:
             self.start()
 
@@ -308,12 +331,33 @@ class DurableMemoryWriter:
     def submit_many(self, ops: Sequence[WriteOp]) -> list[WriteReceipt]:
         """Queue ``ops`` durably in one commit; returns once they are on disk.
 
+        A write of a user whom ``TieredMemory.forget_user`` erases is fenced
+        (:mod:`~langchain_tiered_memory.erasure_fence`): a submit that started
+        before the erasure is refused once it began; one that starts during it
+        waits for it. A write submitted before an erasure and applied after it
+        is dropped from the outbox, logged and counted in :meth:`stats`
+        (``erased``), never applied.
+
         Raises:
             InvalidInputError: An op is not a :class:`WriteOp` or has no handler;
                 nothing was stored.
             WriteBackError: The outbox could not commit; nothing was stored.
+            UserErasedError: The user of an op was erased after this call began;
+                nothing was stored.
         """
-        receipts = self._outbox.enqueue(self._prepare(list(ops)))
+        prepared = self._prepare(list(ops))
+        with call_started() as start, writing(self.store, _written_namespaces(prepared)):
+            with self._cond:
+                self._submitting += 1
+            try:
+                receipts = self._outbox.enqueue(prepared)
+                with self._cond:
+                    for receipt in receipts:
+                        self._submitted_at.setdefault(receipt.seq, start)
+            finally:
+                with self._cond:
+                    self._submitting -= 1
+                    self._cond.notify_all()
         self._wake()
         return receipts
 
@@ -447,7 +491,9 @@ class DurableMemoryWriter:
 
     def stats(self) -> WriteBackStats:
         """Counts of pending, retrying, applied and dead writes, and failed attempts."""
-        return dataclasses.replace(self._outbox.stats(), worker_error=self._worker_error)
+        return dataclasses.replace(
+            self._outbox.stats(), worker_error=self._worker_error, erased=self._erased
+        )
 
     async def astats(self) -> WriteBackStats:
         """Async twin of :meth:`stats`."""
@@ -494,15 +540,28 @@ class DurableMemoryWriter:
         due_in = rows[0].next_attempt_at - self._clock()
         if due_in > 0:
             return min(due_in, _IDLE_WAIT)
-        applied, failed = self._apply(rows)
+        applied, failed, erased = self._apply(rows)
         failure = None if failed is None else self._failure(*failed)
         self._outbox.settle(applied, failure)
+        if erased:
+            self._outbox.discard(erased)
+            logger.warning(
+                "dropped %d queued write(s) %s: their user was erased after they were submitted",
+                len(erased), erased,
+            )  # fmt: skip
+        with self._cond:
+            self._erased += len(erased)
+            for seq in (*applied, *erased):
+                self._submitted_at.pop(seq, None)
         self._wake()  # flushers re-check
         return 0.0
 
-    def _apply(self, rows: list[OutboxRow]) -> tuple[list[int], tuple[OutboxRow, Exception] | None]:
-        """Apply ``rows`` in order, stopping at the first failure."""
+    def _apply(
+        self, rows: list[OutboxRow]
+    ) -> tuple[list[int], tuple[OutboxRow, Exception] | None, list[int]]:
+        """Apply ``rows`` in order, stopping at the first failure; also the rows erased."""
         applied: list[int] = []
+        erased: list[int] = []
         i = 0
         while i < len(rows):
             j = i
@@ -515,26 +574,53 @@ class DurableMemoryWriter:
             row = rows[i]
             try:
                 self._apply_one(row)
+            except UserErasedError:
+                erased.append(row.seq)
             except Exception as exc:
-                return applied, (row, exc)
-            applied.append(row.seq)
+                return applied, (row, exc), erased
+            else:
+                applied.append(row.seq)
             i += 1
-        return applied, None
+        return applied, None, erased
+
+    def _started(self, rows: list[OutboxRow]) -> int:
+        """The erasure generation ``rows`` were submitted at (the earliest).
+
+        A row committed by a submit that has not noted its generation yet is
+        waited for (the submit notes it right after its commit).
+        """
+
+        def noted() -> bool:
+            return self._submitting == 0 or all(
+                row.seq <= self._recovered_through or row.seq in self._submitted_at for row in rows
+            )
+
+        with self._cond:
+            self._cond.wait_for(noted)
+            return min(self._submitted_at.get(row.seq, self._opened_at) for row in rows)
 
     def _try_store_batch(self, rows: list[OutboxRow]) -> bool:
         """Apply consecutive put/delete rows in one ``store.batch``; False to go one by one."""
         if len(rows) == 1:
             return False
+        ops = [_builtin_op(row) for row in rows]
         try:
-            self.store.batch([_builtin_op(row) for row in rows])
+            with started_at(self._started(rows)), writing(self.store, put_namespaces(ops)):
+                self.store.batch(ops)
         except Exception:
             logger.debug("batched apply failed; applying one by one", exc_info=True)
             return False
         return True
 
     def _apply_one(self, row: OutboxRow) -> None:
+        with started_at(self._started([row])):
+            self._apply_started(row)
+
+    def _apply_started(self, row: OutboxRow) -> None:
         if row.op in BUILTIN_OPS:
-            self.store.batch([_builtin_op(row)])
+            ops = [_builtin_op(row)]
+            with writing(self.store, put_namespaces(ops)):
+                self.store.batch(ops)
             return
         handler = self._handlers.get(row.op)
         if handler is None:

@@ -16,8 +16,10 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+from langgraph.store.base import PutOp
 from reliability_helpers import make_store
 
 from langchain_tiered_memory.errors import DiskFullError
@@ -116,3 +118,53 @@ def test_a_full_disk_refuses_writes_the_process_survives_and_nothing_is_lost(
     missing_queued = [f"q{i}" for i in range(queued) if f"q{i}" not in keys]
     assert not missing_put, f"{len(missing_put)} of {put} acknowledged writes lost"
     assert not missing_queued, f"{len(missing_queued)} of {queued} queued writes lost"
+
+
+# -- optimisation --------------------------------------------------------------------------
+
+
+@pytest.fixture
+def store_on_a_tight_disk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[tuple[Any, Path]]:
+    """An embedded store with records whose filesystem reports room for writes, not a rebuild."""
+    from langchain_tiered_memory.stores.edge import live
+
+    store: Any = make_store("embedded", tmp_path / "store")
+    try:
+        store.batch([PutOp(NAMESPACE, f"k{i}", {"text": f"item {i}"}) for i in range(50)])
+        shard_dir = store.engine._live().dir
+        needed = live.build_bytes(shard_dir, copies=1)
+        assert needed > MIN_FREE_BYTES
+        monkeypatch.setattr(live, "_free_bytes", lambda directory: needed - 1)
+        yield store, shard_dir
+    finally:
+        store.close()
+
+
+def test_a_background_optimisation_without_room_fails_with_disk_full_in_its_status(
+    store_on_a_tight_disk: tuple[Any, Path],
+) -> None:
+    store, shard_dir = store_on_a_tight_disk
+    status = store.optimize()
+    with pytest.raises(DiskFullError, match="KiB free") as refused:
+        status.result(timeout=120)
+    assert str(shard_dir) in str(refused.value) and "optimize again" in str(refused.value)
+    assert status.done() and status.phase == "failed"
+    assert store.engine.optimization is status  # kept for whoever looks next
+    store.put(NAMESPACE, "after", {"text": "still writable"})  # writes keep room
+    assert len(store.search(NAMESPACE, limit=100)) == 51
+    assert not [p for p in shard_dir.parent.iterdir() if p.name.endswith(".src")]
+
+
+async def test_an_optimisation_in_the_process_without_room_raises_disk_full(
+    store_on_a_tight_disk: tuple[Any, Path],
+) -> None:
+    store, _ = store_on_a_tight_disk
+    with pytest.raises(DiskFullError, match="the optimisation was refused"):
+        store.optimize(background=False)
+    with pytest.raises(DiskFullError):
+        await store.aoptimize(background=False)
+    with pytest.raises(DiskFullError):
+        (await store.aoptimize()).result(timeout=120)
+    assert len(await store.asearch(NAMESPACE, limit=100)) == 50

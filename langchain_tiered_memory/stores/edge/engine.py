@@ -67,7 +67,7 @@ from langchain_tiered_memory.stores.edge.files import (
     has_shard,
     recover,
 )
-from langchain_tiered_memory.stores.edge.live import LiveShard
+from langchain_tiered_memory.stores.edge.live import LiveShard, build_bytes, check_build_space
 from langchain_tiered_memory.stores.edge.lock import CollectionLock, locked_error
 from langchain_tiered_memory.stores.edge.optimizer import (
     BackgroundOptimization,
@@ -373,6 +373,7 @@ class EdgeEngine:
         # Index creation is a write: done before entering the read gate (see edge_live).
         self._index_ranges(live, request)
         if isinstance(request, rq.Optimize):  # in-process: relink a store made before
+            check_build_space(live.dir, build_bytes(live.dir, copies=1))
             with live.write_lock:
                 for relink in relink_operations(live.shard):
                     live.write(relink)

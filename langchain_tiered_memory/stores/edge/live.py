@@ -19,6 +19,8 @@ space of the shard's filesystem first and refuses the write with a
 :data:`MIN_FREE_BYTES` are left; an ``ENOSPC`` the engine reports itself
 becomes the same error. Nothing is written by a refused call, so the write can
 simply be retried once space is freed (the durable writer does so on its own).
+An optimisation writes whole new segments the same way: :func:`check_build_space`
+refuses one that would not fit (:func:`build_bytes` is its estimate).
 
 Lock order: the write lock before the gate. A thread that holds the shared gate
 never takes the write lock (reads never write), so a swap cannot deadlock.
@@ -46,7 +48,14 @@ import qdrant_edge as qe
 from langchain_tiered_memory.errors import BackendError, DiskFullError
 from langchain_tiered_memory.stores.edge.integrity import mark_closed, mark_open
 
-__all__ = ["MIN_FREE_BYTES", "LiveShard", "ReadGate", "check_free_space"]
+__all__ = [
+    "MIN_FREE_BYTES",
+    "LiveShard",
+    "ReadGate",
+    "build_bytes",
+    "check_build_space",
+    "check_free_space",
+]
 
 MIN_FREE_BYTES = 64 << 20
 """Free bytes a filesystem must keep for a write to be tried (64 MiB).
@@ -62,6 +71,42 @@ _NO_SPACE = ("No space left on device", "os error 28", "ENOSPC")
 def _free_bytes(directory: Path) -> int:
     stats = os.statvfs(directory)
     return stats.f_bavail * stats.f_frsize
+
+
+def build_bytes(directory: Path, copies: int) -> int:
+    """The free bytes an optimisation needs: ``copies`` of the shard, plus the reserve.
+
+    The reserve is :data:`MIN_FREE_BYTES`. The shard's size is the bytes its
+    files take on disk (sparse files count what they hold). A background
+    optimisation copies the shard and builds new segments from the copy (2
+    copies); one in the process builds new segments next to the old ones (1).
+    """
+    used = 0
+    for path in directory.rglob("*"):
+        try:
+            stat = path.lstat()
+        except FileNotFoundError:  # removed meanwhile (an old WAL file, a merged segment)
+            continue
+        if path.is_file():
+            used += min(stat.st_size, stat.st_blocks * 512)
+    return copies * used + MIN_FREE_BYTES
+
+
+def check_build_space(directory: Path, needed: int, what: str = "the optimisation") -> None:
+    """Refuse an optimisation of the shard in ``directory`` while ``needed`` bytes are not free.
+
+    Raises:
+        DiskFullError: Naming the directory, the bytes needed and free, and the fix.
+    """
+    free = _free_bytes(directory)
+    if free < needed:
+        raise DiskFullError(
+            f"optimising the store at {directory} needs about {needed // 1024} KiB free on its "
+            f"filesystem (new segments as large as the shard, plus the "
+            f"{MIN_FREE_BYTES // 1024} KiB reserve), but {free // 1024} KiB are free: "
+            f"{what} was refused and the store is unchanged; free space on that filesystem "
+            "(or move the memory directory to a larger one) and optimize again"
+        )
 
 
 def check_free_space(directory: Path, needed: int = MIN_FREE_BYTES) -> None:

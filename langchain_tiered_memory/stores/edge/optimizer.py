@@ -45,7 +45,7 @@ from typing import Any, Literal
 
 import qdrant_edge as qe
 
-from langchain_tiered_memory.errors import BackendError
+from langchain_tiered_memory.errors import BackendError, DiskFullError
 from langchain_tiered_memory.stores.edge import build as edge_build
 from langchain_tiered_memory.stores.edge.files import (
     commit,
@@ -54,7 +54,12 @@ from langchain_tiered_memory.stores.edge.files import (
     next_generation,
     remove_shard,
 )
-from langchain_tiered_memory.stores.edge.live import LiveShard
+from langchain_tiered_memory.stores.edge.live import (
+    LiveShard,
+    build_bytes,
+    check_build_space,
+    check_free_space,
+)
 
 __all__ = ["BackgroundOptimization", "OptimizationReport", "OptimizationStatus"]
 
@@ -251,6 +256,11 @@ class BackgroundOptimization:
         except _Cancelled:
             self._abandon()
             self.status._finish(OptimizationReport("cancelled", purged=self.status.purge), None)
+        except DiskFullError as exc:  # the caller's to fix: raised by the status as it is
+            self._abandon()
+            report = OptimizationReport("failed", purged=self.status.purge, message=str(exc))
+            logger.warning("%s", exc)  # also when nobody waits on the status (auto_optimize)
+            self.status._finish(report, exc)
         except BaseException as exc:
             self._abandon()
             error = BackendError(
@@ -270,6 +280,7 @@ class BackgroundOptimization:
         with self.live.write_lock:
             t0 = time.perf_counter()
             self.live.shard.flush()
+            check_build_space(self.live.dir, build_bytes(self.live.dir, copies=2))
             target = next_generation(self.container)
             source = target.with_name(target.name + ".src") if purge else target
             self._paths = [target, source]
@@ -277,11 +288,13 @@ class BackgroundOptimization:
             journal = self.live.start_journal()
             copy_s = time.perf_counter() - t0
         self._enter("building")
+        check_build_space(target.parent, build_bytes(source, copies=1))
         result, build_s = self._run_child(source, target, purge)
         if purge:
             shutil.rmtree(source)
         fsync_tree(target)  # the generation must be on disk before the pointer names it
         self._enter("loading")
+        check_free_space(target)  # the replay writes the new shard through memory maps
         t0 = time.perf_counter()
         self._new = qe.EdgeShard.load(str(target))
         load_s = time.perf_counter() - t0

@@ -4,7 +4,9 @@ A tier operation is written once, as a *plan*: a generator that yields effects
 (a batch of ``BaseStore`` operations, or a call such as an LLM request) and
 receives their results. :func:`run_plan` executes a plan with ``store.batch``
 and plain calls; :func:`arun_plan` with ``await store.abatch`` and awaited calls
-(both through the drivers of :mod:`langchain_tiered_memory.plans`).
+(both through the drivers of :mod:`langchain_tiered_memory.plans`). Each run is
+one call for the erasure fence (:mod:`langchain_tiered_memory.erasure_fence`):
+its writes pass the fence with the erasure generation of when it started.
 So every sync method and its async twin share all their logic; only the driver
 differs. An exception raised by an effect is thrown back into the plan, which
 may handle it (a failed reflection is recorded, not lost) or let it propagate.
@@ -32,6 +34,7 @@ from langgraph.store.base import BaseStore, Op, Result, SearchItem, SearchOp
 from pydantic import BaseModel, ValidationError
 
 from langchain_tiered_memory import plans
+from langchain_tiered_memory.erasure_fence import awriting, call_started, put_namespaces, writing
 from langchain_tiered_memory.errors import InvalidInputError
 from langchain_tiered_memory.stores.payload import MAX_VALUE_BYTES
 from langchain_tiered_memory.text import check_unicode
@@ -83,9 +86,13 @@ def run_plan(store: BaseStore, plan: Plan[T]) -> T:
     """Execute ``plan`` synchronously against ``store``."""
 
     def execute(effect: Effect) -> Any:
-        return store.batch(effect.ops) if isinstance(effect, StoreOps) else effect.sync()
+        if isinstance(effect, StoreOps):
+            with writing(store, put_namespaces(effect.ops)):
+                return store.batch(effect.ops)
+        return effect.sync()
 
-    return plans.run_plan(plan, execute)
+    with call_started():
+        return plans.run_plan(plan, execute)
 
 
 async def arun_plan(store: BaseStore, plan: Plan[T]) -> T:
@@ -93,10 +100,12 @@ async def arun_plan(store: BaseStore, plan: Plan[T]) -> T:
 
     async def execute(effect: Effect) -> Any:
         if isinstance(effect, StoreOps):
-            return await store.abatch(effect.ops)
+            async with awriting(store, put_namespaces(effect.ops)):
+                return await store.abatch(effect.ops)
         return await effect.async_()
 
-    return await plans.arun_plan(plan, execute)
+    with call_started():
+        return await plans.arun_plan(plan, execute)
 
 
 def paginate(

@@ -51,6 +51,7 @@ from langchain_core.language_models import BaseChatModel
 from langgraph.store.base import BaseStore
 
 from langchain_tiered_memory import plans
+from langchain_tiered_memory.erasure_fence import awriting, call_started, put_namespaces, writing
 from langchain_tiered_memory.errors import ConfigurationError
 from langchain_tiered_memory.stores.serialized import unwrap
 from langchain_tiered_memory.tiers.common.access import RecordAccess, asave_access, save_access
@@ -172,7 +173,8 @@ class SemanticMemory:
 
         def execute(request: flows.Request) -> Any:
             if isinstance(request, flows.StoreCall):
-                return self.store.batch(request.ops)
+                with writing(self.store, put_namespaces(request.ops)):
+                    return self.store.batch(request.ops)
             if isinstance(request, flows.JudgeCall):
                 return self.judge.judge(request.existing, request.new)
             if isinstance(request, flows.SlotCall):
@@ -187,7 +189,8 @@ class SemanticMemory:
             return self._extractor().extract(request.text, request.known)
 
         try:
-            return plans.run_plan(flow, execute, handled=())
+            with call_started():  # the erasure fence's start of this call
+                return plans.run_plan(flow, execute, handled=())
         finally:
             for lock in held:
                 lock.release()
@@ -197,7 +200,8 @@ class SemanticMemory:
 
         async def execute(request: flows.Request) -> Any:
             if isinstance(request, flows.StoreCall):
-                return await self.store.abatch(request.ops)
+                async with awriting(self.store, put_namespaces(request.ops)):
+                    return await self.store.abatch(request.ops)
             if isinstance(request, flows.JudgeCall):
                 return await self.judge.ajudge(request.existing, request.new)
             if isinstance(request, flows.SlotCall):
@@ -212,7 +216,8 @@ class SemanticMemory:
             return await self._extractor().aextract(request.text, request.known)
 
         try:
-            return await plans.arun_plan(flow, execute, handled=())
+            with call_started():
+                return await plans.arun_plan(flow, execute, handled=())
         finally:
             for lock in held:
                 lock.release()

@@ -1,0 +1,384 @@
+"""The per-user erasure fence: no write that began before ``forget_user`` lands after it.
+
+Every call that may write a user's records takes the *erasure generation* when
+it starts: a tier's plan run (the drivers of
+:mod:`~langchain_tiered_memory.tiers.common.records` and of the semantic tier,
+which every tier method goes through), a trash move, a consolidation pass,
+an import, a ``queue_*`` call (the durable writer applies the write later with
+the generation of its submit). Each batch of writes under a user's prefix
+passes the fence of that user first:
+
+* ``forget_user`` raises the generation and holds the user's fence while it
+  deletes and purges (:func:`erasing` / :func:`aerasing`): it waits for the
+  batches already past the fence, and no new batch of that user passes until
+  it is done;
+* a batch of a call that started *before* that raise is refused with
+  :class:`~langchain_tiered_memory.errors.UserErasedError` (whatever it read may
+  be the erased data: it must not bring it back);
+* a batch of a call that started *after* it waits for the erasure to finish
+  and then lands in an empty user.
+
+Deletes pass the fence freely (they cannot bring data back). Threads wait
+blocking; asyncio tasks wait suspended, never blocking their event loop. The
+fence is per store object and per process, like the slot locks
+(:mod:`~langchain_tiered_memory.tiers.common.slot_lock`); a second process
+cannot open the same embedded store (``StoreLockedError``).
+
+Examples:
+    >>> from langchain_tiered_memory.errors import UserErasedError
+    >>> store, ns = object(), ("tiered_memory", "alice", "_", "semantic", "facts")
+    >>> with call_started():  # a call starts ...
+    ...     with erasing(store, ("tiered_memory", "alice")):  # ... alice is forgotten ...
+    ...         pass
+    ...     try:  # ... and its write comes late
+    ...         with writing(store, [ns]):
+    ...             pass
+    ...     except UserErasedError:
+    ...         print("refused")
+    refused
+    >>> with writing(store, [ns]):  # a call that starts afterwards writes
+    ...     print("written")
+    written
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import threading
+from collections.abc import AsyncIterator, Iterable, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from langgraph.store.base import BaseStore
+
+from langchain_tiered_memory.errors import ConfigurationError, UserErasedError
+from langchain_tiered_memory.tiers.common.scope import ROOT_LABEL, label_to_id
+
+__all__ = [
+    "aerasing",
+    "awriting",
+    "call_started",
+    "erasing",
+    "generation",
+    "put_namespaces",
+    "started_at",
+    "writing",
+]
+
+Prefix = tuple[str, str]
+"""``(ROOT_LABEL, user label)``: everything of one user."""
+
+_MUTEX = threading.Lock()
+_generation = 0
+"""Raised by one at every erasure; a call keeps the value it saw when it started."""
+_STARTED: contextvars.ContextVar[int | None] = contextvars.ContextVar(
+    "tiered_memory_erasure_generation", default=None
+)
+
+
+@dataclass(eq=False)
+class _Waiter:
+    """A thread (``event``) or a task (``future`` on ``loop``) waiting for a fence to change."""
+
+    loop: asyncio.AbstractEventLoop | None
+    event: threading.Event | None = None
+    future: asyncio.Future[None] | None = None
+
+
+@dataclass(eq=False)
+class _Fence:
+    """The fence of one user of one store (guarded by ``_MUTEX``)."""
+
+    erased_at: int = 0
+    erasing: bool = False
+    eraser_loop: asyncio.AbstractEventLoop | None = None
+    writing: int = 0
+    writer_loops: list[asyncio.AbstractEventLoop | None] = field(default_factory=list)
+    waiters: list[_Waiter] = field(default_factory=list)
+
+
+_FENCES: dict[tuple[int, Prefix], _Fence] = {}
+
+
+def generation() -> int:
+    """The current erasure generation (how many erasures this process has started)."""
+    return _generation
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+
+
+@contextmanager
+def call_started() -> Iterator[int]:
+    """Mark the start of a call: its writes are fenced with the generation of now.
+
+    Nested calls keep the outermost start (a tier method called by another).
+    """
+    start = _STARTED.get()
+    if start is not None:
+        yield start
+        return
+    token = _STARTED.set(_generation)
+    try:
+        yield _generation
+    finally:
+        _STARTED.reset(token)
+
+
+@contextmanager
+def started_at(start: int) -> Iterator[None]:
+    """Run a call as if it had started at generation ``start`` (a queued write's submit)."""
+    token = _STARTED.set(start)
+    try:
+        yield
+    finally:
+        _STARTED.reset(token)
+
+
+def put_namespaces(ops: Iterable[Any]) -> list[tuple[str, ...]]:
+    """The namespaces ``ops`` write values to (``PutOp``/``RestoreOp`` with a value)."""
+    return [
+        tuple(op.namespace)
+        for op in ops
+        if getattr(op, "value", None) is not None and hasattr(op, "namespace")
+    ]
+
+
+def _prefixes(namespaces: Iterable[tuple[str, ...] | None]) -> list[Prefix]:
+    found = {(ns[0], ns[1]) for ns in namespaces if ns and len(ns) >= 2 and ns[0] == ROOT_LABEL}
+    return sorted(found)
+
+
+def _store_id(store: object) -> int:
+    """One id for a store and its thread-safe wrapper (they are one store)."""
+    from langchain_tiered_memory.stores.serialized import unwrap
+
+    return id(unwrap(store)) if isinstance(store, BaseStore) else id(store)
+
+
+def _fence(store: object, prefix: Prefix) -> _Fence:
+    key = (_store_id(store), prefix)
+    fence = _FENCES.get(key)
+    if fence is None:
+        fence = _FENCES[key] = _Fence()
+    return fence
+
+
+def _forget_fence(store: object, prefix: Prefix, fence: _Fence) -> None:
+    """Drop an idle fence that records no erasure (keeps the table small)."""
+    if not (fence.erased_at or fence.erasing or fence.writing or fence.waiters):
+        _FENCES.pop((_store_id(store), prefix), None)
+
+
+def _wake_all(fence: _Fence) -> None:
+    waiters, fence.waiters = fence.waiters, []
+    for waiter in waiters:
+        if waiter.event is not None:
+            waiter.event.set()
+        elif waiter.loop is not None and waiter.future is not None:
+            try:
+                waiter.loop.call_soon_threadsafe(_resolve, waiter.future)
+            except RuntimeError:  # its event loop is closed: nobody waits any more
+                continue
+
+
+def _resolve(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
+
+
+def _refused(prefix: Prefix) -> UserErasedError:
+    return UserErasedError(
+        f"a write for user {label_to_id(prefix[1])!r} was refused: it started before "
+        "forget_user erased that user, so it may carry erased data back; make the write "
+        "again if it should be stored for the user from now on"
+    )
+
+
+def _try_enter(
+    store: object, prefixes: list[Prefix], start: int, loop: asyncio.AbstractEventLoop | None
+) -> _Fence | None:
+    """Under ``_MUTEX``: pass every fence (``None``), or the fence to wait for; raise if refused."""
+    fences = [_fence(store, p) for p in prefixes]
+    for prefix, fence in zip(prefixes, fences, strict=True):
+        if fence.erased_at > start:
+            raise _refused(prefix)
+    for fence in fences:
+        if fence.erasing:
+            return fence
+    for fence in fences:
+        fence.writing += 1
+        fence.writer_loops.append(loop)
+    return None
+
+
+def _leave(store: object, prefixes: list[Prefix], loop: asyncio.AbstractEventLoop | None) -> None:
+    with _MUTEX:
+        for prefix in prefixes:
+            fence = _fence(store, prefix)
+            fence.writing -= 1
+            fence.writer_loops.remove(loop)
+            if not fence.writing:
+                _wake_all(fence)
+            _forget_fence(store, prefix, fence)
+
+
+def _blocking_wait_check(fence: _Fence, what: str) -> None:
+    """Refuse to block the thread of an event loop on a fence that loop must free."""
+    loop = _running_loop()
+    if loop is not None and (fence.eraser_loop is loop or loop in fence.writer_loops):
+        raise ConfigurationError(
+            f"a synchronous {what} was called inside a running event loop while an async "
+            "call of that loop holds the same user's erasure fence; it would wait forever: "
+            "await the async twin instead (e.g. aforget_user, astore_fact)"
+        )
+
+
+@contextmanager
+def writing(store: object, namespaces: Iterable[tuple[str, ...] | None]) -> Iterator[None]:
+    """Pass the erasure fence of every user ``namespaces`` belong to, for one batch.
+
+    Raises:
+        UserErasedError: A user was erased after the current call started.
+        ConfigurationError: Called on an event loop's thread that would wait for
+            an erasure run by that loop.
+    """
+    prefixes = _prefixes(namespaces)
+    if not prefixes:
+        yield
+        return
+    start = _STARTED.get()
+    while True:
+        with _MUTEX:
+            begun = _generation if start is None else start
+            blocker = _try_enter(store, prefixes, begun, None)
+            if blocker is None:
+                break
+            _blocking_wait_check(blocker, "memory write")
+            waiter = _Waiter(loop=None, event=threading.Event())
+            blocker.waiters.append(waiter)
+        assert waiter.event is not None
+        waiter.event.wait()
+        start = begun  # a call that waited keeps the generation it started with
+    try:
+        yield
+    finally:
+        _leave(store, prefixes, None)
+
+
+@asynccontextmanager
+async def awriting(
+    store: object, namespaces: Iterable[tuple[str, ...] | None]
+) -> AsyncIterator[None]:
+    """Async twin of :func:`writing`: waits suspended, never blocking the event loop."""
+    prefixes = _prefixes(namespaces)
+    if not prefixes:
+        yield
+        return
+    loop = asyncio.get_running_loop()
+    start = _STARTED.get()
+    while True:
+        with _MUTEX:
+            begun = _generation if start is None else start
+            blocker = _try_enter(store, prefixes, begun, loop)
+            if blocker is None:
+                break
+            waiter = _Waiter(loop=loop, future=loop.create_future())
+            blocker.waiters.append(waiter)
+        assert waiter.future is not None
+        await waiter.future
+        start = begun
+    try:
+        yield
+    finally:
+        _leave(store, prefixes, loop)
+
+
+def _begin(store: object, prefix: Prefix, loop: asyncio.AbstractEventLoop | None) -> _Fence | None:
+    """Under ``_MUTEX``: take the fence (``None``), or return the one to wait for."""
+    global _generation
+    fence = _fence(store, prefix)
+    if fence.erasing:
+        return fence  # another erasure of this user: one at a time
+    _generation += 1
+    fence.erased_at = _generation
+    fence.erasing = True
+    fence.eraser_loop = loop
+    return None
+
+
+def _end(store: object, prefix: Prefix) -> None:
+    with _MUTEX:
+        fence = _fence(store, prefix)
+        fence.erasing = False
+        fence.eraser_loop = None
+        _wake_all(fence)
+
+
+@contextmanager
+def erasing(store: object, user_prefix: tuple[str, ...]) -> Iterator[None]:
+    """Hold the fence of one user while erasing it (blocking; see the module docstring).
+
+    Raises the generation, then waits for the batches of that user already past
+    the fence. Writes of calls started before stay refused after the block ends.
+    """
+    prefix = _prefixes([tuple(user_prefix)])[0]
+    while True:
+        with _MUTEX:
+            blocker = _begin(store, prefix, None)
+            if blocker is None:
+                break
+            _blocking_wait_check(blocker, "forget_user")
+            waiter = _Waiter(loop=None, event=threading.Event())
+            blocker.waiters.append(waiter)
+        assert waiter.event is not None
+        waiter.event.wait()
+    try:
+        while True:
+            with _MUTEX:
+                fence = _fence(store, prefix)
+                if not fence.writing:
+                    break
+                _blocking_wait_check(fence, "forget_user")
+                waiter = _Waiter(loop=None, event=threading.Event())
+                fence.waiters.append(waiter)
+            assert waiter.event is not None
+            waiter.event.wait()
+        yield
+    finally:
+        _end(store, prefix)
+
+
+@asynccontextmanager
+async def aerasing(store: object, user_prefix: tuple[str, ...]) -> AsyncIterator[None]:
+    """Async twin of :func:`erasing`: waits suspended, never blocking the event loop."""
+    prefix = _prefixes([tuple(user_prefix)])[0]
+    loop = asyncio.get_running_loop()
+    while True:
+        with _MUTEX:
+            blocker = _begin(store, prefix, loop)
+            if blocker is None:
+                break
+            waiter = _Waiter(loop=loop, future=loop.create_future())
+            blocker.waiters.append(waiter)
+        assert waiter.future is not None
+        await waiter.future
+    try:
+        while True:
+            with _MUTEX:
+                fence = _fence(store, prefix)
+                if not fence.writing:
+                    break
+                waiter = _Waiter(loop=loop, future=loop.create_future())
+                fence.waiters.append(waiter)
+            assert waiter.future is not None
+            await waiter.future
+        yield
+    finally:
+        _end(store, prefix)
