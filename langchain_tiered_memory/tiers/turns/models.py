@@ -66,6 +66,10 @@ builds its store with ``lexical_fields=[LEXICAL_FIELD]``; records without it
 
 MAX_ID_LENGTH = 256
 
+MAX_SPREAD = 0.5
+"""The largest spread of candidate scores in ``[0, 1]``: a population standard deviation
+is at most half the range, so the time and speaker boosts add at most half their weight."""
+
 
 def _check_id(value: str, what: str) -> str:
     if not isinstance(value, str) or not value.strip():
@@ -171,11 +175,11 @@ class TurnsConfig:
         Example:
             >>> TurnsConfig(neighbour_boost=0.5, session_boost=0.0, time_boost=None,
             ...             speaker_boost=0.5).score_scale()
-            2.0
+            1.75
         """
         time = self.time_boost.weight if self.time_boost is not None else 0.0
         session = self.session_boost * (1.0 + self.neighbour_boost)
-        return 1.0 + self.neighbour_boost + session + time + self.speaker_boost
+        return 1.0 + self.neighbour_boost + session + MAX_SPREAD * (time + self.speaker_boost)
 
     def __post_init__(self) -> None:
         for name in ("lexical_enrich", "dense_enrich"):
