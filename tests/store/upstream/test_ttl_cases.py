@@ -71,32 +71,19 @@ def test_async_ttl_basic(make_ttl_store: MakeTTLStore) -> None:
 # --- test_ttl_refresh / test_async_ttl_refresh ---------------------------------------------
 
 
-@by_design("sweep_ttl returns None, not the number of items it deleted")
-def test_ttl_refresh_sweep_counts(make_ttl_store: MakeTTLStore) -> None:
-    store, clock = make_ttl_store({"default_ttl": 1 * SECOND, "refresh_on_read": True})
-    store.put(("test",), "item1", {"value": "test"})
-    clock.advance(seconds=0.5)
-    assert store.sweep_ttl() == 0
-    assert store.get(("test",), "item1", refresh_ttl=True) is not None
-    clock.advance(seconds=0.5)
-    assert store.sweep_ttl() == 0
-    clock.advance(seconds=1.75)
-    assert store.sweep_ttl() == 1
-
-
 def test_ttl_refresh(make_ttl_store: MakeTTLStore) -> None:
     store, clock = make_ttl_store({"default_ttl": 1 * SECOND, "refresh_on_read": True})
     store.put(("test",), "item1", {"value": "test"})
     clock.advance(seconds=0.5)
-    store.sweep_ttl()
+    assert store.sweep_ttl() == 0
     assert store.get(("test",), "item1", refresh_ttl=True) is not None  # expires at 1.5 s
     clock.advance(seconds=0.75)  # past the first expiry (1 s), before the refreshed one
-    store.sweep_ttl()
+    assert store.sweep_ttl() == 0
     item = store.get(("test",), "item1")  # refresh_on_read: expires at 2.25 s
     assert item is not None
     assert item.value["value"] == "test"
     clock.advance(seconds=1.75)
-    store.sweep_ttl()
+    assert store.sweep_ttl() == 1
     assert store.get(("test",), "item1") is None
 
 
@@ -112,7 +99,7 @@ def test_async_ttl_refresh(make_ttl_store: MakeTTLStore) -> None:
         assert item is not None
         assert item.value["value"] == "test"
         clock.advance(seconds=2)
-        await store.asweep_ttl()
+        assert await store.asweep_ttl() == 1
         assert await store.aget(("test",), "item1") is None
 
     asyncio.run(case())
