@@ -1,7 +1,9 @@
 """LangGraph's TTL store cases: expiry, refresh on read, default TTL, sweeping.
 
-The cases follow the TTL tests of the SQLite store suite (sync and async) and the
-Postgres store suites. Those sleep through real seconds; here the store reads an
+The cases mirror the behaviour the TTL tests of LangGraph's store suites check
+(``libs/checkpoint-sqlite/tests/test_ttl.py`` and ``test_store_ttl`` of the Postgres
+store tests, sync and async, in the langgraph repository, MIT licence), rewritten
+against ``QdrantMemoryStore``. Those sleep through real seconds; here the store reads an
 injected fake clock, which each case moves forward instead, so no case waits and
 none depends on timing. TTLs are in minutes, as in LangGraph's ``ttl`` arguments.
 """
