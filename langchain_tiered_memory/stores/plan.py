@@ -54,6 +54,7 @@ from langchain_tiered_memory.stores.payload import (
 )
 from langchain_tiered_memory.stores.requests import (
     Collection,
+    Count,
     Delete,
     DeleteWhere,
     EmbedDocuments,
@@ -316,9 +317,13 @@ class Planner:
         """Create or check the collection and its payload indexes."""
         yield Setup(self.collection)
 
-    def sweep_plan(self) -> Plan[None]:
-        """Delete every expired item."""
-        yield DeleteWhere(filters.expired_filter(self._now_us()))
+    def sweep_plan(self) -> Plan[int]:
+        """Delete every expired item; the result is how many there were."""
+        expired = filters.expired_filter(self._now_us())
+        count: int = yield Count(expired)
+        if count:
+            yield DeleteWhere(expired)
+        return count
 
     def batch_plan(
         self, ops: Iterable[Op], modes: Mapping[int, str] | None = None

@@ -575,15 +575,19 @@ class QdrantMemoryStore(BaseStore):
         """Async twin of :meth:`warm` (the files are read in a worker thread)."""
         return await asyncio.to_thread(self.warm)
 
-    def sweep_ttl(self) -> None:
-        """Delete every expired item now."""
-        with self._versions.bumped_after(None):
-            self._run(self._planner.sweep_plan(), "asweep_ttl")
+    def sweep_ttl(self) -> int:
+        """Delete every expired item now; return how many expired items were deleted.
 
-    async def asweep_ttl(self) -> None:
+        The count is taken just before the deletion, so a call that deletes or
+        refreshes one of those items at the same moment can make it one too high.
+        """
+        with self._versions.bumped_after(None):
+            return self._run(self._planner.sweep_plan(), "asweep_ttl")
+
+    async def asweep_ttl(self) -> int:
         """Async twin of :meth:`sweep_ttl`."""
         with self._versions.bumped_after(None):
-            await self._arun(self._planner.sweep_plan)
+            return await self._arun(self._planner.sweep_plan)
 
     def _search_op(
         self,
