@@ -544,13 +544,14 @@ class DurableMemoryWriter:
         failure = None if failed is None else self._failure(*failed)
         self._outbox.settle(applied, failure)
         if erased:
+            with self._cond:  # counted before the rows leave: a flush that sees them gone sees it
+                self._erased += len(erased)
             self._outbox.discard(erased)
             logger.warning(
                 "dropped %d queued write(s) %s: their user was erased after they were submitted",
                 len(erased), erased,
             )  # fmt: skip
         with self._cond:
-            self._erased += len(erased)
             for seq in (*applied, *erased):
                 self._submitted_at.pop(seq, None)
         self._wake()  # flushers re-check
