@@ -31,7 +31,7 @@ from langchain_tiered_memory.consolidation.trash import MemoryTrash
 from langchain_tiered_memory.erasure_fence import call_started
 from langchain_tiered_memory.errors import InvalidInputError
 from langchain_tiered_memory.runtime import MemoryRuntime
-from langchain_tiered_memory.text import cap_query, check_unicode, word_overlap
+from langchain_tiered_memory.text import cap_query, check_top_k, check_unicode, word_overlap
 from langchain_tiered_memory.tiers.common.scope import MemoryScope
 from langchain_tiered_memory.tiers.episodic.memory import EpisodicMemory
 from langchain_tiered_memory.tiers.episodic.models import Episode
@@ -358,11 +358,6 @@ def _fact_to_item(hit: Any) -> MemoryItem:
     return fact_item(hit.fact, section="knowledge", score=hit.score or 0.0, breakdown={})
 
 
-def _check_top_k(top_k: int) -> None:
-    if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
-        raise InvalidInputError(f"top_k must be a positive int, got {top_k!r}")
-
-
 def _noted(ctx: MemoryContext, note: str | None) -> MemoryContext:
     if note is not None:
         ctx.notes.append(note)
@@ -388,5 +383,5 @@ def _check_query(query: Any, method: str) -> tuple[str, str | None]:
 
 
 def _check_search(query: Any, top_k: int, method: str) -> tuple[str, str | None]:
-    _check_top_k(top_k)
+    check_top_k(top_k)
     return _check_query(query, method)
