@@ -50,7 +50,7 @@ from langchain_tiered_memory.tiers.procedural.models import ToolUsageRecord
 from langchain_tiered_memory.tiers.semantic.models import Fact
 from langchain_tiered_memory.user_memory import UserMemory
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # imported on first use (needs ``langchain``, the ``agents`` extra)
     from langchain_tiered_memory.integrations.middleware import TieredMemoryMiddleware
 
 __version__ = "0.1.0"
@@ -81,8 +81,4 @@ __all__ = [
     "load_chat_model",
 ]
 
-__getattr__, __dir__ = lazy_exports(
-    __name__,
-    # Needs ``langchain`` (the ``agents`` extra): imported on first use.
-    {"TieredMemoryMiddleware": "langchain_tiered_memory.integrations.middleware"},
-)
+__getattr__, __dir__ = lazy_exports(__name__)

@@ -380,11 +380,6 @@ class LocalEmbeddings(BaseModel, Embeddings):
             return _DEFAULT_INSTANCES[cls]
 
     @property
-    def is_default_model(self) -> bool:
-        """True when this runs the bundled all-MiniLM-L6-v2 model."""
-        return self.model_path is None
-
-    @property
     def model_id(self) -> str:
         """A readable id of the model (the file path for a custom model)."""
         return DEFAULT_MODEL_ID if self.model_path is None else str(self.model_path)

@@ -46,7 +46,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import threading
-from collections.abc import AsyncIterator, Iterable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -240,6 +240,55 @@ def _blocking_wait_check(fence: _Fence, what: str) -> None:
         )
 
 
+def _waits(
+    step: Callable[[], _Fence | None], loop: asyncio.AbstractEventLoop | None, what: str
+) -> Iterator[_Waiter]:
+    """Run ``step`` under ``_MUTEX`` until it passes, queueing a waiter on each fence it names.
+
+    The sync driver (:func:`_wait`) blocks on each waiter's event, the async one
+    (:func:`_await`) awaits its future: both share this loop.
+    """
+    while True:
+        with _MUTEX:
+            blocker = step()
+            if blocker is None:
+                return
+            if loop is None:
+                _blocking_wait_check(blocker, what)
+                waiter = _Waiter(loop=None, event=threading.Event())
+            else:
+                waiter = _Waiter(loop=loop, future=loop.create_future())
+            blocker.waiters.append(waiter)
+        yield waiter
+
+
+def _wait(waits: Iterator[_Waiter]) -> None:
+    for waiter in waits:
+        assert waiter.event is not None
+        waiter.event.wait()
+
+
+async def _await(waits: Iterator[_Waiter]) -> None:
+    for waiter in waits:
+        assert waiter.future is not None
+        await waiter.future
+
+
+def _enter(
+    store: object, prefixes: list[Prefix], loop: asyncio.AbstractEventLoop | None
+) -> Callable[[], _Fence | None]:
+    """The step that passes the fences of ``prefixes`` for a call's batch."""
+    start = _STARTED.get()
+
+    def step() -> _Fence | None:
+        nonlocal start
+        if start is None:  # a call that waits keeps the generation it first saw
+            start = _generation
+        return _try_enter(store, prefixes, start, loop)
+
+    return step
+
+
 @contextmanager
 def writing(store: object, namespaces: Iterable[tuple[str, ...] | None]) -> Iterator[None]:
     """Pass the erasure fence of every user ``namespaces`` belong to, for one batch.
@@ -253,19 +302,7 @@ def writing(store: object, namespaces: Iterable[tuple[str, ...] | None]) -> Iter
     if not prefixes:
         yield
         return
-    start = _STARTED.get()
-    while True:
-        with _MUTEX:
-            begun = _generation if start is None else start
-            blocker = _try_enter(store, prefixes, begun, None)
-            if blocker is None:
-                break
-            _blocking_wait_check(blocker, "memory write")
-            waiter = _Waiter(loop=None, event=threading.Event())
-            blocker.waiters.append(waiter)
-        assert waiter.event is not None
-        waiter.event.wait()
-        start = begun  # a call that waited keeps the generation it started with
+    _wait(_waits(_enter(store, prefixes, None), None, "memory write"))
     try:
         yield
     finally:
@@ -282,18 +319,7 @@ async def awriting(
         yield
         return
     loop = asyncio.get_running_loop()
-    start = _STARTED.get()
-    while True:
-        with _MUTEX:
-            begun = _generation if start is None else start
-            blocker = _try_enter(store, prefixes, begun, loop)
-            if blocker is None:
-                break
-            waiter = _Waiter(loop=loop, future=loop.create_future())
-            blocker.waiters.append(waiter)
-        assert waiter.future is not None
-        await waiter.future
-        start = begun
+    await _await(_waits(_enter(store, prefixes, loop), loop, "memory write"))
     try:
         yield
     finally:
@@ -321,6 +347,12 @@ def _end(store: object, prefix: Prefix) -> None:
         _wake_all(fence)
 
 
+def _writers(store: object, prefix: Prefix) -> _Fence | None:
+    """Under ``_MUTEX``: the user's fence while batches are past it, else ``None``."""
+    fence = _fence(store, prefix)
+    return fence if fence.writing else None
+
+
 @contextmanager
 def erasing(store: object, user_prefix: tuple[str, ...]) -> Iterator[None]:
     """Hold the fence of one user while erasing it (blocking; see the module docstring).
@@ -329,27 +361,9 @@ def erasing(store: object, user_prefix: tuple[str, ...]) -> Iterator[None]:
     the fence. Writes of calls started before stay refused after the block ends.
     """
     prefix = _prefixes([tuple(user_prefix)])[0]
-    while True:
-        with _MUTEX:
-            blocker = _begin(store, prefix, None)
-            if blocker is None:
-                break
-            _blocking_wait_check(blocker, "forget_user")
-            waiter = _Waiter(loop=None, event=threading.Event())
-            blocker.waiters.append(waiter)
-        assert waiter.event is not None
-        waiter.event.wait()
+    _wait(_waits(lambda: _begin(store, prefix, None), None, "forget_user"))
     try:
-        while True:
-            with _MUTEX:
-                fence = _fence(store, prefix)
-                if not fence.writing:
-                    break
-                _blocking_wait_check(fence, "forget_user")
-                waiter = _Waiter(loop=None, event=threading.Event())
-                fence.waiters.append(waiter)
-            assert waiter.event is not None
-            waiter.event.wait()
+        _wait(_waits(lambda: _writers(store, prefix), None, "forget_user"))
         yield
     finally:
         _end(store, prefix)
@@ -360,25 +374,9 @@ async def aerasing(store: object, user_prefix: tuple[str, ...]) -> AsyncIterator
     """Async twin of :func:`erasing`: waits suspended, never blocking the event loop."""
     prefix = _prefixes([tuple(user_prefix)])[0]
     loop = asyncio.get_running_loop()
-    while True:
-        with _MUTEX:
-            blocker = _begin(store, prefix, loop)
-            if blocker is None:
-                break
-            waiter = _Waiter(loop=loop, future=loop.create_future())
-            blocker.waiters.append(waiter)
-        assert waiter.future is not None
-        await waiter.future
+    await _await(_waits(lambda: _begin(store, prefix, loop), loop, "forget_user"))
     try:
-        while True:
-            with _MUTEX:
-                fence = _fence(store, prefix)
-                if not fence.writing:
-                    break
-                waiter = _Waiter(loop=loop, future=loop.create_future())
-                fence.waiters.append(waiter)
-            assert waiter.future is not None
-            await waiter.future
+        await _await(_waits(lambda: _writers(store, prefix), loop, "forget_user"))
         yield
     finally:
         _end(store, prefix)

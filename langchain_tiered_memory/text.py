@@ -41,6 +41,7 @@ __all__ = [
     "analyze",
     "cap_query",
     "check_text",
+    "check_top_k",
     "check_unicode",
     "content_words",
     "sanitize_line",
@@ -290,6 +291,17 @@ def check_text(value: object, what: str, *, max_chars: int | None = None) -> str
             "limit: split it, or store large documents elsewhere and pass a summary"
         )
     return check_unicode(value, what)
+
+
+def check_top_k(top_k: object) -> int:
+    """``top_k`` if it is a whole number >= 1 (how many results a search returns).
+
+    Raises:
+        InvalidInputError: Anything else (0, a negative number, a float, a bool).
+    """
+    if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
+        raise InvalidInputError(f"top_k is {top_k!r}: use a whole number >= 1")
+    return top_k
 
 
 def cap_query(query: str) -> tuple[str, str | None]:

@@ -26,7 +26,7 @@ import hashlib
 import json
 import os
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -336,9 +336,3 @@ class TokenBudget:
     def remaining(self) -> int:
         """Tokens still available."""
         return self.total - self.spent
-
-
-def count_tokens(texts: Sequence[str], encoding: str = DEFAULT_ENCODING) -> list[int]:
-    """Count tokens of many texts at once (batched through tiktoken's threads)."""
-    enc = get_encoding(encoding)
-    return [len(ids) for ids in enc.encode_batch(list(texts), disallowed_special=())]

@@ -16,6 +16,7 @@ Examples:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from datetime import datetime, timezone
 from typing import Any, TypeAlias
@@ -25,7 +26,9 @@ from langchain_tiered_memory.errors import NamespaceError
 __all__ = [
     "JSONValue",
     "Namespace",
+    "aware_field",
     "ensure_aware",
+    "finite_field",
     "utcnow",
     "validate_namespace",
 ]
@@ -53,6 +56,18 @@ def ensure_aware(value: datetime) -> datetime:
     """
     if value.tzinfo is None or value.tzinfo.utcoffset(value) is None:
         return value.replace(tzinfo=timezone.utc)
+    return value
+
+
+def aware_field(value: Any) -> Any:
+    """A model validator: a datetime made aware by :func:`ensure_aware`, anything else as is."""
+    return ensure_aware(value) if isinstance(value, datetime) else value
+
+
+def finite_field(value: float, info: Any) -> float:
+    """A model validator: refuses NaN and infinities, naming the field."""
+    if not math.isfinite(value):
+        raise ValueError(f"{info.field_name} is {value}: use a finite number >= 0")
     return value
 
 

@@ -15,7 +15,9 @@ Examples:
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from langchain_tiered_memory.assembly.assembler import ContextAssembler
@@ -29,7 +31,7 @@ from langchain_tiered_memory.consolidation.trash import MemoryTrash
 from langchain_tiered_memory.erasure_fence import call_started
 from langchain_tiered_memory.errors import InvalidInputError
 from langchain_tiered_memory.runtime import MemoryRuntime
-from langchain_tiered_memory.text import cap_query, check_unicode, word_overlap
+from langchain_tiered_memory.text import cap_query, check_top_k, check_unicode, word_overlap
 from langchain_tiered_memory.tiers.common.scope import MemoryScope
 from langchain_tiered_memory.tiers.episodic.memory import EpisodicMemory
 from langchain_tiered_memory.tiers.episodic.models import Episode
@@ -42,7 +44,7 @@ from langchain_tiered_memory.tiers.semantic.results import RememberResult
 from langchain_tiered_memory.tiers.semantic.rules import validate_remember
 from langchain_tiered_memory.tiers.turns.memory import ConversationTurns
 from langchain_tiered_memory.writeback.handlers import episode_op, remember_op, tool_use_op
-from langchain_tiered_memory.writeback.ops import WriteReceipt
+from langchain_tiered_memory.writeback.ops import WriteOp, WriteReceipt
 
 __all__ = ["ForgetResult", "UserMemory"]
 
@@ -165,6 +167,42 @@ class UserMemory:
 
     # -- write-back off the hot path ---------------------------------------------------
 
+    def _queue(
+        self, method: str, direct: Callable[[], object], op: Callable[[], WriteOp]
+    ) -> WriteReceipt | None:
+        """Submit ``op()`` (it validates before the ack); with no writer, run ``direct()``."""
+        self.runtime.lifecycle.check_open(method)
+        with call_started():  # the erasure fence counts the call from here
+            writer = self.runtime.writer
+            if writer is None:
+                direct()
+                return None
+            return writer.submit(op())
+
+    async def _aqueue(
+        self, method: str, direct: Callable[[], Awaitable[object]], op: Callable[[], WriteOp]
+    ) -> WriteReceipt | None:
+        """Async twin of :meth:`_queue`."""
+        self.runtime.lifecycle.check_open(method)
+        with call_started():
+            writer = self.runtime.writer
+            if writer is None:
+                await direct()
+                return None
+            return await writer.asubmit(op())
+
+    def _episode_op(self, episode: Episode) -> WriteOp:
+        checked = validate_episode(episode, self.runtime.clock())
+        return episode_op(self.scope, checked.model_dump(mode="json"))
+
+    def _remember_op(self, text: str, source_episode_id: str | None) -> WriteOp:
+        return remember_op(
+            self.scope, validate_remember(text, source_episode_id), source_episode_id
+        )
+
+    def _tool_use_op(self, record: ToolUsageRecord) -> WriteOp:
+        return tool_use_op(self.scope, validate_tool_use(record).model_dump(mode="json"))
+
     def queue_episode(self, episode: Episode) -> WriteReceipt | None:
         """Record ``episode`` through the durable writer (directly when there is none).
 
@@ -174,25 +212,13 @@ class UserMemory:
         Raises:
             InvalidInputError: The episode is invalid or too large; nothing is queued.
         """
-        self.runtime.lifecycle.check_open("queue_episode")
-        with call_started():  # the erasure fence counts the call from here
-            writer = self.runtime.writer
-            if writer is None:
-                self.episodic.record(episode)
-                return None
-            checked = validate_episode(episode, self.runtime.clock())  # refused before the ack
-            return writer.submit(episode_op(self.scope, checked.model_dump(mode="json")))
+        direct, op = partial(self.episodic.record, episode), partial(self._episode_op, episode)
+        return self._queue("queue_episode", direct, op)
 
     async def aqueue_episode(self, episode: Episode) -> WriteReceipt | None:
         """Async twin of :meth:`queue_episode`."""
-        self.runtime.lifecycle.check_open("aqueue_episode")
-        with call_started():  # the erasure fence counts the call from here
-            writer = self.runtime.writer
-            if writer is None:
-                await self.episodic.arecord(episode)
-                return None
-            checked = validate_episode(episode, self.runtime.clock())
-            return await writer.asubmit(episode_op(self.scope, checked.model_dump(mode="json")))
+        direct, op = partial(self.episodic.arecord, episode), partial(self._episode_op, episode)
+        return await self._aqueue("aqueue_episode", direct, op)
 
     def queue_remember(
         self, text: str, source_episode_id: str | None = None
@@ -203,27 +229,16 @@ class UserMemory:
             InvalidInputError: ``text`` is refused as :meth:`remember` refuses it
                 (blank, not valid Unicode, over ``MAX_TEXT_CHARS``); nothing is queued.
         """
-        self.runtime.lifecycle.check_open("queue_remember")
-        with call_started():  # the erasure fence counts the call from here
-            writer = self.runtime.writer
-            if writer is None:
-                self.remember(text, source_episode_id)
-                return None
-            checked = validate_remember(text, source_episode_id)  # refused before acknowledged
-            return writer.submit(remember_op(self.scope, checked, source_episode_id))
+        op = partial(self._remember_op, text, source_episode_id)
+        return self._queue("queue_remember", partial(self.remember, text, source_episode_id), op)
 
     async def aqueue_remember(
         self, text: str, source_episode_id: str | None = None
     ) -> WriteReceipt | None:
         """Async twin of :meth:`queue_remember`."""
-        self.runtime.lifecycle.check_open("aqueue_remember")
-        with call_started():  # the erasure fence counts the call from here
-            writer = self.runtime.writer
-            if writer is None:
-                await self.aremember(text, source_episode_id)
-                return None
-            checked = validate_remember(text, source_episode_id)
-            return await writer.asubmit(remember_op(self.scope, checked, source_episode_id))
+        direct = partial(self.aremember, text, source_episode_id)
+        op = partial(self._remember_op, text, source_episode_id)
+        return await self._aqueue("aqueue_remember", direct, op)
 
     def queue_tool_use(self, record: ToolUsageRecord) -> WriteReceipt | None:
         """Record a tool use through the durable writer (directly when there is none).
@@ -231,25 +246,13 @@ class UserMemory:
         Raises:
             InvalidInputError: The record is invalid or too large; nothing is queued.
         """
-        self.runtime.lifecycle.check_open("queue_tool_use")
-        with call_started():  # the erasure fence counts the call from here
-            writer = self.runtime.writer
-            if writer is None:
-                self.procedural.record_tool_use(record)
-                return None
-            checked = validate_tool_use(record)  # refused before it is acknowledged
-            return writer.submit(tool_use_op(self.scope, checked.model_dump(mode="json")))
+        direct = partial(self.procedural.record_tool_use, record)
+        return self._queue("queue_tool_use", direct, partial(self._tool_use_op, record))
 
     async def aqueue_tool_use(self, record: ToolUsageRecord) -> WriteReceipt | None:
         """Async twin of :meth:`queue_tool_use`."""
-        self.runtime.lifecycle.check_open("aqueue_tool_use")
-        with call_started():  # the erasure fence counts the call from here
-            writer = self.runtime.writer
-            if writer is None:
-                await self.procedural.arecord_tool_use(record)
-                return None
-            checked = validate_tool_use(record)
-            return await writer.asubmit(tool_use_op(self.scope, checked.model_dump(mode="json")))
+        direct = partial(self.procedural.arecord_tool_use, record)
+        return await self._aqueue("aqueue_tool_use", direct, partial(self._tool_use_op, record))
 
     # -- consolidation -----------------------------------------------------------------
 
@@ -355,11 +358,6 @@ def _fact_to_item(hit: Any) -> MemoryItem:
     return fact_item(hit.fact, section="knowledge", score=hit.score or 0.0, breakdown={})
 
 
-def _check_top_k(top_k: int) -> None:
-    if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
-        raise InvalidInputError(f"top_k must be a positive int, got {top_k!r}")
-
-
 def _noted(ctx: MemoryContext, note: str | None) -> MemoryContext:
     if note is not None:
         ctx.notes.append(note)
@@ -385,5 +383,5 @@ def _check_query(query: Any, method: str) -> tuple[str, str | None]:
 
 
 def _check_search(query: Any, top_k: int, method: str) -> tuple[str, str | None]:
-    _check_top_k(top_k)
+    check_top_k(top_k)
     return _check_query(query, method)

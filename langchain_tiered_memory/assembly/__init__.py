@@ -23,16 +23,4 @@ __all__ = [
     "pack_items",
 ]
 
-__getattr__, __dir__ = lazy_exports(
-    __name__,
-    {
-        "SECTION_ORDER": "langchain_tiered_memory.assembly.packing",
-        "AssemblyConfig": "langchain_tiered_memory.assembly.assembler",
-        "ContextAssembler": "langchain_tiered_memory.assembly.assembler",
-        "DroppedItem": "langchain_tiered_memory.assembly.items",
-        "MemoryConflictResolver": "langchain_tiered_memory.assembly.conflicts",
-        "MemoryContext": "langchain_tiered_memory.assembly.items",
-        "MemoryItem": "langchain_tiered_memory.assembly.items",
-        "pack_items": "langchain_tiered_memory.assembly.packing",
-    },
-)
+__getattr__, __dir__ = lazy_exports(__name__)

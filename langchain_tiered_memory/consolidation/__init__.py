@@ -31,15 +31,4 @@ __all__ = [
     "RetentionCandidate",
 ]
 
-__getattr__, __dir__ = lazy_exports(
-    __name__,
-    {
-        "AuditRecord": "langchain_tiered_memory.consolidation.trash",
-        "ConsolidationReport": "langchain_tiered_memory.consolidation.consolidator",
-        "ForgettingPolicy": "langchain_tiered_memory.consolidation.policy",
-        "MemoryConsolidator": "langchain_tiered_memory.consolidation.consolidator",
-        "MemoryTrash": "langchain_tiered_memory.consolidation.trash",
-        "ProgressCallback": "langchain_tiered_memory.consolidation.consolidator",
-        "RetentionCandidate": "langchain_tiered_memory.consolidation.policy",
-    },
-)
+__getattr__, __dir__ = lazy_exports(__name__)

@@ -37,13 +37,4 @@ __all__ = [
     "create_session_history_factory",
 ]
 
-__getattr__, __dir__ = lazy_exports(
-    __name__,
-    {
-        "BufferedChatMessageHistory": "langchain_tiered_memory.integrations.chat_history",
-        "create_session_history_factory": "langchain_tiered_memory.integrations.chat_history",
-        "WorkingBufferMemory": "langchain_tiered_memory.integrations.classic_memory",
-        "TieredMemoryMiddleware": "langchain_tiered_memory.integrations.middleware",
-        "create_memory_agent": "langchain_tiered_memory.integrations.agent",
-    },
-)
+__getattr__, __dir__ = lazy_exports(__name__)

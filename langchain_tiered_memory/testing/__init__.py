@@ -23,13 +23,4 @@ __all__ = [
     "ScriptedReply",
 ]
 
-__getattr__, __dir__ = lazy_exports(
-    __name__,
-    {
-        "FakeClock": "langchain_tiered_memory.testing.fakes",
-        "HashingEmbeddings": "langchain_tiered_memory.testing.fakes",
-        "OfflineChatModel": "langchain_tiered_memory.testing.offline_model",
-        "ScriptedChatModel": "langchain_tiered_memory.testing.fakes",
-        "ScriptedReply": "langchain_tiered_memory.testing.fakes",
-    },
-)
+__getattr__, __dir__ = lazy_exports(__name__)

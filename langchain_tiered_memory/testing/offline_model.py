@@ -26,7 +26,6 @@ import uuid
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.exceptions import OutputParserException
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
@@ -140,13 +139,7 @@ class OfflineChatModel(BaseChatModel):
             lines.append("I have no memories that bear on this.")
         return AIMessage(content="\n".join(lines))
 
-    def _generate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
+    def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> ChatResult:
         return ChatResult(generations=[ChatGeneration(message=self.respond(messages))])
 
     def bind_tools(  # type: ignore[override]

@@ -26,15 +26,4 @@ __all__ = [
     "WriteReceipt",
 ]
 
-__getattr__, __dir__ = lazy_exports(
-    __name__,
-    {
-        "DeadLetter": "langchain_tiered_memory.writeback.ops",
-        "DurableMemoryWriter": "langchain_tiered_memory.writeback.writer",
-        "Handler": "langchain_tiered_memory.writeback.writer",
-        "RetryPolicy": "langchain_tiered_memory.writeback.ops",
-        "WriteBackStats": "langchain_tiered_memory.writeback.ops",
-        "WriteOp": "langchain_tiered_memory.writeback.ops",
-        "WriteReceipt": "langchain_tiered_memory.writeback.ops",
-    },
-)
+__getattr__, __dir__ = lazy_exports(__name__)

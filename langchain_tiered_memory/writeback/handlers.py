@@ -48,14 +48,19 @@ def _scope_payload(scope: MemoryScope) -> dict[str, Any]:
     return {"user_id": scope.user_id, "agent_id": scope.agent_id}
 
 
-def episode_op(scope: MemoryScope, episode: dict[str, Any]) -> WriteOp:
-    """Queue-able "record this episode" (keyed by the episode id)."""
+def _record_op(name: str, scope: MemoryScope, field: str, record: dict[str, Any]) -> WriteOp:
+    """An op that stores one record, keyed by the record's id (``<field>_id``)."""
     return WriteOp(
-        EPISODE_OP,
-        {**_scope_payload(scope), "episode": episode},
-        key=f"{EPISODE_OP}:{scope.user_id}:{scope.agent_id}:{episode['episode_id']}",
+        name,
+        {**_scope_payload(scope), field: record},
+        key=f"{name}:{scope.user_id}:{scope.agent_id}:{record[f'{field}_id']}",
         namespace=scope.user_prefix,
     )
+
+
+def episode_op(scope: MemoryScope, episode: dict[str, Any]) -> WriteOp:
+    """Queue-able "record this episode" (keyed by the episode id)."""
+    return _record_op(EPISODE_OP, scope, "episode", episode)
 
 
 def remember_op(scope: MemoryScope, text: str, source_episode_id: str | None) -> WriteOp:
@@ -66,12 +71,7 @@ def remember_op(scope: MemoryScope, text: str, source_episode_id: str | None) ->
 
 def tool_use_op(scope: MemoryScope, record: dict[str, Any]) -> WriteOp:
     """Queue-able "record this tool use" (keyed by the record id)."""
-    return WriteOp(
-        TOOL_USE_OP,
-        {**_scope_payload(scope), "record": record},
-        key=f"{TOOL_USE_OP}:{scope.user_id}:{scope.agent_id}:{record['record_id']}",
-        namespace=scope.user_prefix,
-    )
+    return _record_op(TOOL_USE_OP, scope, "record", record)
 
 
 def register_memory_handlers(writer: DurableMemoryWriter, users: UserResolver) -> None:

@@ -29,7 +29,7 @@ import json
 import math
 import random
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import datetime
 from typing import Any, Literal, TypeAlias
 
@@ -274,14 +274,7 @@ class RetryPolicy:
 
         LangGraph's jitter adds up to one second; here jitter scales the wait instead.
         """
-        return cls(
-            initial_interval=policy.initial_interval,
-            backoff_factor=policy.backoff_factor,
-            max_interval=policy.max_interval,
-            max_attempts=policy.max_attempts,
-            jitter=policy.jitter,
-            retry_on=policy.retry_on,
-        )
+        return cls(**{f.name: getattr(policy, f.name) for f in fields(cls)})
 
     def delay(self, attempt: int, rng: random.Random | None = None) -> float:
         """Seconds to wait after failed attempt number ``attempt`` (1-based)."""

@@ -17,12 +17,4 @@ __all__ = [
     "normalize_id",
 ]
 
-__getattr__, __dir__ = lazy_exports(
-    __name__,
-    {
-        "MemoryScope": "langchain_tiered_memory.tiers.common.scope",
-        "RankingConfig": "langchain_tiered_memory.tiers.common.ranking",
-        "ScoreBreakdown": "langchain_tiered_memory.tiers.common.ranking",
-        "normalize_id": "langchain_tiered_memory.tiers.common.scope",
-    },
-)
+__getattr__, __dir__ = lazy_exports(__name__)

@@ -63,7 +63,14 @@ from langchain_tiered_memory.tiers.common.scope import MemoryScope
 from langchain_tiered_memory.tiers.common.slot_lock import SlotLock
 from langchain_tiered_memory.types import Namespace, ensure_aware
 
-__all__ = ["AccessCounts", "RecordAccess", "access_counts", "asave_access", "save_access"]
+__all__ = [
+    "AccessCounts",
+    "CountsAccess",
+    "RecordAccess",
+    "access_counts",
+    "asave_access",
+    "save_access",
+]
 
 _CHUNK = 128
 """Records per store batch of a save or a read of saved counts."""
@@ -307,3 +314,22 @@ class RecordAccess:
         """Forget the counts of a deleted record."""
         self.counts.discard(self.namespace, [record_id])
         yield StoreOps((PutOp(self.namespace, record_id, None),))
+
+
+class CountsAccess:
+    """A tier whose records count their retrievals in ``access`` (episodes, facts)."""
+
+    store: BaseStore
+    access: RecordAccess
+
+    def flush_access(self) -> int:
+        """Save the access counts of this scope's records counted in this process.
+
+        Reads in this process already count them; ``TieredMemory.close`` saves
+        every count. Returns how many records' counts were written.
+        """
+        return save_access(self.store, self.access.namespace)
+
+    async def aflush_access(self) -> int:
+        """Async twin of :meth:`flush_access`."""
+        return await asave_access(self.store, self.access.namespace)

@@ -41,18 +41,4 @@ __all__ = [
     "TrajectoryStep",
 ]
 
-__getattr__, __dir__ = lazy_exports(
-    __name__,
-    {
-        "ConversationIndex": "langchain_tiered_memory.tiers.episodic.conversations",
-        "Episode": "langchain_tiered_memory.tiers.episodic.models",
-        "EpisodeReflector": "langchain_tiered_memory.tiers.episodic.reflection",
-        "EpisodicConfig": "langchain_tiered_memory.tiers.episodic.memory",
-        "EpisodicMemory": "langchain_tiered_memory.tiers.episodic.memory",
-        "Outcome": "langchain_tiered_memory.tiers.episodic.models",
-        "Reflection": "langchain_tiered_memory.tiers.episodic.models",
-        "ReflectionRetryResult": "langchain_tiered_memory.tiers.episodic.memory",
-        "ScoredEpisode": "langchain_tiered_memory.tiers.episodic.models",
-        "TrajectoryStep": "langchain_tiered_memory.tiers.episodic.models",
-    },
-)
+__getattr__, __dir__ = lazy_exports(__name__)

@@ -36,6 +36,7 @@ from langgraph.store.base import BaseStore, PutOp, SearchOp
 from pydantic import BaseModel, Field
 
 from langchain_tiered_memory.errors import ConfigurationError, InvalidInputError
+from langchain_tiered_memory.text import check_top_k
 from langchain_tiered_memory.tiers.common.args import Clock, tier_args
 from langchain_tiered_memory.tiers.common.ranking import (
     RankingConfig,
@@ -299,8 +300,7 @@ class ConversationIndex:
     ) -> Plan[list[RelatedConversation]]:
         if not isinstance(query, str) or not query.strip():
             raise InvalidInputError(f"query is {query!r}: pass text to match")
-        if top_k < 1:
-            raise InvalidInputError(f"top_k is {top_k}: use at least 1")
+        check_top_k(top_k)
         flt = {tag_field(t): TAG_FLAG for t in normalize_tags(topics)} if topics else None
         (items,) = yield StoreOps((SearchOp(self.namespace, flt, max(top_k * 4, 20), 0, query),))
         now = self._args.now()

@@ -43,7 +43,7 @@ from typing import Any
 from langgraph.store.base import BaseStore, GetOp, PutOp, SearchItem, SearchOp
 
 from langchain_tiered_memory.errors import ConfigurationError, InvalidInputError
-from langchain_tiered_memory.tiers.common.access import RecordAccess, asave_access, save_access
+from langchain_tiered_memory.tiers.common.access import CountsAccess, RecordAccess
 from langchain_tiered_memory.tiers.common.args import Clock, tier_args
 from langchain_tiered_memory.tiers.common.ranking import RankingConfig, rank_candidates
 from langchain_tiered_memory.tiers.common.records import (
@@ -157,7 +157,7 @@ def _with_reflection(episode: Episode, reflection: Reflection) -> Episode:
     )
 
 
-class EpisodicMemory:
+class EpisodicMemory(CountsAccess):
     """One scope's episodes in a ``BaseStore``, searchable by meaning and by time.
 
     The store needs a vector index for :meth:`retrieve_similar` (any ``dims`` and
@@ -450,18 +450,6 @@ class EpisodicMemory:
     async def adelete(self, episode_id: str) -> None:
         """Async twin of :meth:`delete`."""
         await arun_plan(self.store, self._delete_plan(episode_id))
-
-    def flush_access(self) -> int:
-        """Save the access counts of this scope's episodes counted in this process.
-
-        Reads in this process already count them; ``TieredMemory.close`` saves
-        every count. Returns how many episodes' counts were written.
-        """
-        return save_access(self.store, self.access.namespace)
-
-    async def aflush_access(self) -> int:
-        """Async twin of :meth:`flush_access`."""
-        return await asave_access(self.store, self.access.namespace)
 
     def retrieve_similar(
         self,

@@ -21,7 +21,6 @@ Examples:
 
 from __future__ import annotations
 
-import math
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
@@ -31,7 +30,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from langchain_tiered_memory.tiers.common.ranking import ScoreBreakdown
-from langchain_tiered_memory.types import ensure_aware, utcnow
+from langchain_tiered_memory.types import aware_field, finite_field, utcnow
 
 __all__ = [
     "Episode",
@@ -87,10 +86,6 @@ def normalize_tags(tags: Any) -> list[str]:
     return out
 
 
-def _aware(value: Any) -> Any:
-    return ensure_aware(value) if isinstance(value, datetime) else value
-
-
 class TrajectoryStep(BaseModel):
     """One step of an agent's trajectory: reasoning, action, what came back."""
 
@@ -101,7 +96,7 @@ class TrajectoryStep(BaseModel):
     observation: str = ""
     timestamp: datetime = Field(default_factory=utcnow)
 
-    _aware_timestamp = field_validator("timestamp", mode="after")(_aware)
+    _aware_timestamp = field_validator("timestamp", mode="after")(aware_field)
 
 
 class Reflection(BaseModel):
@@ -164,7 +159,7 @@ class Episode(BaseModel):
     access_count: int = Field(default=0, ge=0)
     last_accessed: datetime | None = None
 
-    _aware_times = field_validator("created_at", "last_accessed", mode="after")(_aware)
+    _aware_times = field_validator("created_at", "last_accessed", mode="after")(aware_field)
 
     @field_validator("task_description", mode="after")
     @classmethod
@@ -184,12 +179,7 @@ class Episode(BaseModel):
             return value.strip().lower()
         return value
 
-    @field_validator("duration_seconds", mode="after")
-    @classmethod
-    def _finite_duration(cls, value: float) -> float:
-        if not math.isfinite(value):
-            raise ValueError(f"duration_seconds is {value}: use a finite number of seconds >= 0")
-        return value
+    _finite_duration = field_validator("duration_seconds", mode="after")(finite_field)
 
     @field_validator("tags", mode="before")
     @classmethod

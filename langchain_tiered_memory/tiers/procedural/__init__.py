@@ -24,14 +24,4 @@ __all__ = [
     "ToolUsageRecord",
 ]
 
-__getattr__, __dir__ = lazy_exports(
-    __name__,
-    {
-        "ProceduralConfig": "langchain_tiered_memory.tiers.procedural.memory",
-        "ProceduralMemory": "langchain_tiered_memory.tiers.procedural.memory",
-        "ScoredStrategy": "langchain_tiered_memory.tiers.procedural.models",
-        "Strategy": "langchain_tiered_memory.tiers.procedural.models",
-        "ToolGuidance": "langchain_tiered_memory.tiers.procedural.models",
-        "ToolUsageRecord": "langchain_tiered_memory.tiers.procedural.models",
-    },
-)
+__getattr__, __dir__ = lazy_exports(__name__)

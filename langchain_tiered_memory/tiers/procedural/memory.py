@@ -37,6 +37,7 @@ from langgraph.store.base import BaseStore, GetOp, PutOp, SearchItem, SearchOp
 from langchain_tiered_memory.errors import ConfigurationError, InvalidInputError
 from langchain_tiered_memory.stores.abilities import NamespaceVersioned
 from langchain_tiered_memory.stores.serialized import unwrap
+from langchain_tiered_memory.text import check_top_k
 from langchain_tiered_memory.tiers.common.args import Clock, tier_args
 from langchain_tiered_memory.tiers.common.ranking import RelevanceScale, relevance_scores
 from langchain_tiered_memory.tiers.common.records import (
@@ -336,8 +337,7 @@ class ProceduralMemory:
     def _applicable_plan(
         self, context: str | None, top_k: int, min_confidence: float, min_relevance: float
     ) -> Plan[list[ScoredStrategy]]:
-        if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
-            raise InvalidInputError(f"top_k is {top_k!r}: use a whole number >= 1")
+        check_top_k(top_k)
         text = _context_text(context)
         items: list[SearchItem]
         if text is None:

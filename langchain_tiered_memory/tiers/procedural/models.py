@@ -27,7 +27,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from langchain_tiered_memory.tiers.procedural.text import redact_parameters, redact_text
-from langchain_tiered_memory.types import ensure_aware, utcnow
+from langchain_tiered_memory.types import aware_field, finite_field, utcnow
 
 __all__ = [
     "ErrorPattern",
@@ -89,17 +89,8 @@ class ToolUsageRecord(BaseModel):
     def _redact_text(cls, value: str) -> str:
         return redact_text(value)
 
-    @field_validator("execution_time_ms", mode="after")
-    @classmethod
-    def _finite_time(cls, value: float) -> float:
-        if not math.isfinite(value):
-            raise ValueError(f"execution_time_ms is {value}: use a finite number >= 0")
-        return value
-
-    @field_validator("timestamp", mode="after")
-    @classmethod
-    def _aware(cls, value: datetime) -> datetime:
-        return ensure_aware(value)
+    _finite_time = field_validator("execution_time_ms", mode="after")(finite_field)
+    _aware = field_validator("timestamp", mode="after")(aware_field)
 
 
 def wilson_lower_bound(successes: int, failures: int, z: float = 1.96) -> float:
@@ -137,10 +128,7 @@ class Strategy(BaseModel):
     def _required(cls, value: str, info: Any) -> str:
         return _required_text(value, info.field_name)
 
-    @field_validator("created_at", "last_used", mode="after")
-    @classmethod
-    def _aware(cls, value: datetime | None) -> datetime | None:
-        return None if value is None else ensure_aware(value)
+    _aware = field_validator("created_at", "last_used", mode="after")(aware_field)
 
     @property
     def total_uses(self) -> int:

@@ -41,20 +41,4 @@ __all__ = [
     "SemanticSearchHit",
 ]
 
-__getattr__, __dir__ = lazy_exports(
-    __name__,
-    {
-        "Entity": "langchain_tiered_memory.tiers.semantic.models",
-        "EntityContext": "langchain_tiered_memory.tiers.semantic.results",
-        "EntityFactExtractor": "langchain_tiered_memory.tiers.semantic.extraction",
-        "Fact": "langchain_tiered_memory.tiers.semantic.models",
-        "FactStatus": "langchain_tiered_memory.tiers.semantic.models",
-        "FactWriteResult": "langchain_tiered_memory.tiers.semantic.results",
-        "HeuristicFactExtractor": "langchain_tiered_memory.tiers.semantic.extraction",
-        "Relation": "langchain_tiered_memory.tiers.semantic.models",
-        "RememberResult": "langchain_tiered_memory.tiers.semantic.results",
-        "SemanticConfig": "langchain_tiered_memory.tiers.semantic.models",
-        "SemanticMemory": "langchain_tiered_memory.tiers.semantic.memory",
-        "SemanticSearchHit": "langchain_tiered_memory.tiers.semantic.results",
-    },
-)
+__getattr__, __dir__ = lazy_exports(__name__)

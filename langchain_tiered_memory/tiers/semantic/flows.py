@@ -25,7 +25,7 @@ from typing import Any, TypeAlias, TypeVar
 from langgraph.store.base import GetOp, Item, Op, PutOp, SearchOp
 
 from langchain_tiered_memory.errors import InvalidInputError
-from langchain_tiered_memory.text import cap_query, check_text
+from langchain_tiered_memory.text import cap_query, check_text, check_top_k
 from langchain_tiered_memory.tiers.common.scope import MemoryScope, normalize_id
 from langchain_tiered_memory.tiers.semantic.consistency import Judgement
 from langchain_tiered_memory.tiers.semantic.extraction import ExtractionResult, resolve_entity_id
@@ -284,8 +284,7 @@ def search(
     Only the first :data:`~langchain_tiered_memory.text.MAX_QUERY_CHARS` characters are used.
     """
     query, _ = cap_query(check_text(query, "query"))
-    if top_k < 1:
-        raise InvalidInputError(f"top_k={top_k} must be at least 1")
+    check_top_k(top_k)
     fact_filter: dict[str, Any] = {"status": "current"}
     entity_filter: dict[str, Any] | None = None
     if entity_type:

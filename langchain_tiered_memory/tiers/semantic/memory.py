@@ -54,7 +54,7 @@ from langchain_tiered_memory import plans
 from langchain_tiered_memory.erasure_fence import awriting, call_started, put_namespaces, writing
 from langchain_tiered_memory.errors import ConfigurationError
 from langchain_tiered_memory.stores.serialized import unwrap
-from langchain_tiered_memory.tiers.common.access import RecordAccess, asave_access, save_access
+from langchain_tiered_memory.tiers.common.access import CountsAccess, RecordAccess
 from langchain_tiered_memory.tiers.common.args import tier_args
 from langchain_tiered_memory.tiers.common.records import Plan, arun_plan, run_plan
 from langchain_tiered_memory.tiers.common.scope import MemoryScope
@@ -91,7 +91,7 @@ T = TypeVar("T")
 U = TypeVar("U")
 
 
-class SemanticMemory:
+class SemanticMemory(CountsAccess):
     """Entity-centric semantic memory over any LangGraph ``BaseStore``.
 
     Args:
@@ -447,18 +447,6 @@ class SemanticMemory:
         """Async twin of :meth:`delete_fact`."""
         flow = flows.delete_fact(self._ctx(), fact_id)
         return await self._athen(flow, lambda deleted: self._drop_access(fact_id, deleted))
-
-    def flush_access(self) -> int:
-        """Save the access counts of this scope's facts counted in this process.
-
-        Reads in this process already count them; ``TieredMemory.close`` saves
-        every count. Returns how many facts' counts were written.
-        """
-        return save_access(self.store, self.access.namespace)
-
-    async def aflush_access(self) -> int:
-        """Async twin of :meth:`flush_access`."""
-        return await asave_access(self.store, self.access.namespace)
 
     def pin_fact(self, fact_id: str, pinned: bool = True) -> Fact:
         """Pin a stored fact (``pinned=False``: unpin it); pinned facts are never forgotten.

@@ -18,13 +18,4 @@ __all__ = [
     "TurnsConfig",
 ]
 
-__getattr__, __dir__ = lazy_exports(
-    __name__,
-    {
-        "AddTurnsResult": "langchain_tiered_memory.tiers.turns.memory",
-        "ConversationTurn": "langchain_tiered_memory.tiers.turns.models",
-        "ConversationTurns": "langchain_tiered_memory.tiers.turns.memory",
-        "TurnHit": "langchain_tiered_memory.tiers.turns.models",
-        "TurnsConfig": "langchain_tiered_memory.tiers.turns.models",
-    },
-)
+__getattr__, __dir__ = lazy_exports(__name__)

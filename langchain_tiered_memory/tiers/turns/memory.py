@@ -45,6 +45,7 @@ from typing import Any
 from langgraph.store.base import BaseStore, GetOp, Item, PutOp, SearchItem, SearchOp
 
 from langchain_tiered_memory.errors import InvalidInputError
+from langchain_tiered_memory.text import check_top_k
 from langchain_tiered_memory.tiers.common.args import Clock, tier_args
 from langchain_tiered_memory.tiers.common.records import (
     Plan,
@@ -145,8 +146,7 @@ def _validate_turns(turns: Sequence[TurnInput]) -> list[ConversationTurn]:
 def _check_query(query: Any, top_k: Any) -> str:
     if not isinstance(query, str) or not query.strip():
         raise InvalidInputError(f"query is {query!r}: pass the question to find turns for")
-    if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
-        raise InvalidInputError(f"top_k must be a positive int, got {top_k!r}")
+    check_top_k(top_k)
     return query
 
 

@@ -37,7 +37,7 @@ from langchain_tiered_memory.tiers.turns.defaults import (
     EnrichConfig,
     TimeBoost,
 )
-from langchain_tiered_memory.types import ensure_aware
+from langchain_tiered_memory.types import aware_field
 
 __all__ = [
     "DENSE_FIELD",
@@ -114,10 +114,7 @@ class ConversationTurn(BaseModel):
             raise ValueError("must not be empty or blank")
         return value.strip()
 
-    @field_validator("time")
-    @classmethod
-    def _aware(cls, value: datetime) -> datetime:
-        return ensure_aware(value)  # naive times are UTC, as everywhere in the library
+    _aware = field_validator("time")(aware_field)  # naive times are UTC, as everywhere
 
     @field_validator("caption")
     @classmethod

@@ -46,6 +46,7 @@ __all__ = [
     "candidate_spread",
     "check_boost_weight",
     "rerank",
+    "resort",
 ]
 
 K = TypeVar("K", bound=Hashable)
@@ -104,7 +105,7 @@ def apply_time_boost(
         when = dates.get(key)
         bonus = time_match(when, ranges, slack=boost.slack) if when is not None else 0.0
         out.append((key, score + boost.weight * bonus))
-    return _resort(out)
+    return resort(out)
 
 
 def apply_neighbour_boost(
@@ -145,7 +146,7 @@ def apply_neighbour_boost(
         near = [max(0.0, scores[n]) for n in neighbours.get(key, ()) if n in scores]
         bonus = sum(near) / 2 if near else 0.0  # mean over a turn's two sides
         out.append((key, score + weight * bonus))
-    return _resort(out)
+    return resort(out)
 
 
 def apply_session_boost(
@@ -197,7 +198,7 @@ def apply_session_boost(
             first, second = best[session]
             bonus = second if max(0.0, score) == first else first  # best of the others
         out.append((key, score + weight * bonus))
-    return _resort(out)
+    return resort(out)
 
 
 def rerank(
@@ -249,7 +250,7 @@ def rerank(
     base = normalize_scores({i: s for i, (_, s) in enumerate(head)}, "minmax")
     new = normalize_scores(dict(enumerate(raw)), "minmax")
     blended = [(k, (1 - weight) * base[i] + weight * new[i]) for i, (k, _) in enumerate(head)]
-    ranked = _resort(blended)
+    ranked = resort(blended)
     floor = min((s for _, s in ranked), default=0.0)
     return ranked + [(k, floor - 1e-9 * (j + 1)) for j, (k, _) in enumerate(tail)]
 
@@ -286,6 +287,7 @@ def check_boost_weight(name: str, weight: float) -> float:
     return weight
 
 
-def _resort(items: list[tuple[K, float]]) -> list[tuple[K, float]]:
+def resort(items: list[tuple[K, float]]) -> list[tuple[K, float]]:
+    """``items`` best score first; ties keep their order in ``items``."""
     order = {k: i for i, (k, _) in enumerate(items)}
     return sorted(items, key=lambda kv: (-kv[1], order[kv[0]]))

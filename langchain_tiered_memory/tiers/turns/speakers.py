@@ -22,7 +22,7 @@ from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import TypeVar
 
 from langchain_tiered_memory.text import STOPWORDS, words
-from langchain_tiered_memory.tiers.turns.rerank import check_boost_weight
+from langchain_tiered_memory.tiers.turns.rerank import check_boost_weight, resort
 
 __all__ = ["apply_speaker_boost", "name_tokens", "named_speakers"]
 
@@ -79,6 +79,4 @@ def apply_speaker_boost(
     named = named_speakers(query, present) if weight else set()
     if not named or named == present:
         return list(fused)
-    order = {k: i for i, (k, _) in enumerate(fused)}
-    out = [(k, s + weight if speakers.get(k) in named else s) for k, s in fused]
-    return sorted(out, key=lambda kv: (-kv[1], order[kv[0]]))
+    return resort([(k, s + weight if speakers.get(k) in named else s) for k, s in fused])

@@ -69,10 +69,6 @@ class TimeRange:
     end: datetime
     text: str
 
-    def contains(self, when: datetime) -> bool:
-        """Whether ``when`` falls inside the range."""
-        return self.start <= ensure_aware(when) < self.end
-
 
 def _day(y: int, m: int, d: int) -> datetime:
     return datetime(y, m, d, tzinfo=timezone.utc)

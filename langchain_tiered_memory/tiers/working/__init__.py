@@ -77,27 +77,4 @@ __all__ = [
     "create_working_memory_node",
 ]
 
-__getattr__, __dir__ = lazy_exports(
-    __name__,
-    {
-        "SUMMARY_MESSAGE_ID": "langchain_tiered_memory.tiers.working.messages",
-        "ContextLayout": "langchain_tiered_memory.tiers.working.layout",
-        "ContextWindowBudget": "langchain_tiered_memory.tiers.working.layout",
-        "ConversationBuffer": "langchain_tiered_memory.tiers.working.buffers",
-        "CounterLike": "langchain_tiered_memory.tiers.working.messages",
-        "MessageLike": "langchain_tiered_memory.tiers.working.messages",
-        "Priority": "langchain_tiered_memory.tiers.working.messages",
-        "PriorityTruncationBuffer": "langchain_tiered_memory.tiers.working.buffers",
-        "SectionUsage": "langchain_tiered_memory.tiers.working.layout",
-        "SlidingWindowSummaryBuffer": "langchain_tiered_memory.tiers.working.window",
-        "SummarizationTimeoutError": "langchain_tiered_memory.tiers.working.summary",
-        "Summarizer": "langchain_tiered_memory.tiers.working.summary",
-        "SummaryOutcome": "langchain_tiered_memory.tiers.working.summary",
-        "SummaryStatus": "langchain_tiered_memory.tiers.working.buffers",
-        "WorkingBuffer": "langchain_tiered_memory.tiers.working.buffers",
-        "WorkingContext": "langchain_tiered_memory.tiers.working.buffers",
-        "WorkingMemoryNode": "langchain_tiered_memory.tiers.working.graph",
-        "WorkingMemoryState": "langchain_tiered_memory.tiers.working.graph",
-        "create_working_memory_node": "langchain_tiered_memory.tiers.working.graph",
-    },
-)
+__getattr__, __dir__ = lazy_exports(__name__)

@@ -47,7 +47,6 @@ __all__ = [
     "as_priority",
     "as_token_counter",
     "check_max_tokens",
-    "context_tokens",
     "default_priority",
     "summary_message",
     "to_message",
@@ -162,11 +161,6 @@ def to_messages(values: Iterable[MessageLike]) -> list[BaseMessage]:
 def summary_message(summary: str) -> SystemMessage:
     """The system message that carries a running summary into a context."""
     return SystemMessage(SUMMARY_PREFIX + summary, id=SUMMARY_MESSAGE_ID)
-
-
-def context_tokens(message_tokens: Iterable[int]) -> int:
-    """Tokens a request with messages of these sizes costs (reply priming included)."""
-    return REPLY_PRIMING_TOKENS + sum(message_tokens)
 
 
 GroupKind = Literal["system", "chat", "tools", "summary"]
