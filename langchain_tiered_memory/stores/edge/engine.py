@@ -67,7 +67,12 @@ from langchain_tiered_memory.stores.edge.files import (
     has_shard,
     recover,
 )
-from langchain_tiered_memory.stores.edge.live import LiveShard, build_bytes, check_build_space
+from langchain_tiered_memory.stores.edge.live import (
+    LiveShard,
+    build_bytes,
+    check_build_space,
+    release_freed_memory,
+)
 from langchain_tiered_memory.stores.edge.lock import CollectionLock, locked_error
 from langchain_tiered_memory.stores.edge.optimizer import (
     BackgroundOptimization,
@@ -516,5 +521,7 @@ def _read(shard: qe.EdgeShard, request: Any) -> Any:
             shard.count(qe.CountRequest(exact=False, filter=_filter(w))) for w in request.filters
         ]
     if isinstance(request, rq.Optimize):
-        return bool(shard.optimize())
+        optimized = bool(shard.optimize())
+        release_freed_memory()  # the segments it replaced
+        return optimized
     raise TypeError(f"the edge engine cannot execute {type(request).__name__}")

@@ -59,6 +59,7 @@ from langchain_tiered_memory.stores.edge.live import (
     build_bytes,
     check_build_space,
     check_free_space,
+    release_freed_memory,
 )
 
 __all__ = ["BackgroundOptimization", "OptimizationReport", "OptimizationStatus"]
@@ -341,6 +342,7 @@ class BackgroundOptimization:
         """Close and delete the superseded shard; a failure only leaves files to the next open."""
         try:
             old.close()
+            release_freed_memory()
             remove_shard(self.container, old_dir)
         except Exception as exc:  # the swap is done: the next open deletes the leftovers
             return f" (the old shard at {old_dir} is left for the next open to delete: {exc})"
