@@ -119,6 +119,13 @@ class EdgeOptimizers:
             build faster (a 30k-point build took 48 s with 2 threads and 66 s
             with 1 on 2 cores) but take cores from the store's reads and writes
             while the build runs; raise it for bulk loads on an idle machine.
+        segments: Indexed segments an optimisation keeps before it merges the
+            smallest ones (Edge's default, ``None``: half the CPU count, at least
+            2). A merge rebuilds the merged segment's HNSW graph, so with
+            ``auto_optimize`` a larger count keeps each build to the points
+            written since the last one.
+        max_segment_kb: Segments are merged only up to this size of dense
+            vectors (KB; Edge's default is 200,000 KB per indexing thread).
 
     Examples:
         >>> EdgeOptimizers(indexing_threshold_kb=1_000).deleted_threshold is None
@@ -129,6 +136,8 @@ class EdgeOptimizers:
     deleted_threshold: float | None = None
     vacuum_min_vectors: int | None = None
     indexing_threads: int | None = None
+    segments: int | None = None
+    max_segment_kb: int | None = None
 
     def to_edge(self) -> qe.EdgeOptimizersConfig:
         """The ``qdrant_edge`` optimizer config."""
@@ -136,6 +145,8 @@ class EdgeOptimizers:
             deleted_threshold=self.deleted_threshold,
             vacuum_min_vector_number=self.vacuum_min_vectors,
             indexing_threshold=self.indexing_threshold_kb,
+            default_segment_number=self.segments,
+            max_segment_size=self.max_segment_kb,
         )
 
     def to_hnsw(self) -> qe.HnswIndexConfig | None:
@@ -319,6 +330,8 @@ def _optimizers(spec: dict[str, Any]) -> EdgeOptimizers | None:
         deleted_threshold=saved.get("deleted_threshold"),
         vacuum_min_vectors=saved.get("vacuum_min_vector_number"),
         indexing_threads=(config.get("hnsw_config") or {}).get("max_indexing_threads") or None,
+        segments=saved.get("default_segment_number") or None,
+        max_segment_kb=saved.get("max_segment_size"),
     )
 
 

@@ -227,6 +227,12 @@ class EdgeEngine:
                 f"EdgeOptimizers.indexing_threads must be a positive thread count, got {threads}: "
                 "pass None for Qdrant Edge's default (one fewer than the CPUs)"
             )
+        segments = optimizers.segments if optimizers is not None else None
+        if segments is not None and segments < 1:
+            raise ConfigurationError(
+                f"EdgeOptimizers.segments must be a positive segment count, got {segments}: "
+                "pass None for Qdrant Edge's default (half the CPUs, at least 2)"
+            )
         self.root = Path(path)
         self.optimizers = optimizers
         self.auto_optimize = auto_optimize
