@@ -79,7 +79,7 @@ from langchain_tiered_memory.stores.edge.optimizer import (
     OptimizationStatus,
     Progress,
 )
-from langchain_tiered_memory.stores.edge.warm import read_files
+from langchain_tiered_memory.stores.edge.warm import read_files, read_open_files
 from langchain_tiered_memory.stores.sparse import SparseVec
 
 __all__ = ["EdgeEngine"]
@@ -289,6 +289,7 @@ class EdgeEngine:
         meta_path = container / META
         if has_shard(live):
             self._check_meta(meta_path, c)
+            read_open_files(live)  # one sequential pass instead of random reads on load
             if self.optimizers is None:
                 shard = qe.EdgeShard.load(str(live))
             else:
