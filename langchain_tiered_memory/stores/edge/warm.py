@@ -14,6 +14,10 @@ Examples:
     >>> _ = (d / "segments").mkdir(), (d / "segments" / "a.dat").write_bytes(b"x" * 10)
     >>> read_files(d)
     10
+    >>> vectors = d / "segments" / "vectors"
+    >>> _ = vectors.mkdir(), (vectors / "chunk_0.mmap").write_bytes(b"v" * 5)
+    >>> read_files(d), read_open_files(d)  # an open reads no original vector
+    (15, 10)
 """
 
 from __future__ import annotations
