@@ -61,6 +61,7 @@ from langchain_tiered_memory.stores.edge.live import (
     check_free_space,
     release_freed_memory,
 )
+from langchain_tiered_memory.stores.edge.warm import read_open_files
 
 __all__ = ["BackgroundOptimization", "OptimizationReport", "OptimizationStatus"]
 
@@ -296,6 +297,9 @@ class BackgroundOptimization:
         fsync_tree(target)  # the generation must be on disk before the pointer names it
         self._enter("loading")
         check_free_space(target)  # the replay writes the new shard through memory maps
+        # The child's close dropped the files from the page cache: read them back in one
+        # pass (the GIL is free meanwhile) so the load, which holds it, reads no disk.
+        read_open_files(target)
         t0 = time.perf_counter()
         self._new = qe.EdgeShard.load(str(target))
         load_s = time.perf_counter() - t0
