@@ -344,6 +344,8 @@ def test_only_namespace_prefixes_are_linked_and_optimize_relinks_old_stores(
                 store.optimize(background=False)
             links = _graph_links(store)
             assert links.pop("ns_prefixes") is True and set(links.values()) == {False}
+            schema = store.engine.shard.info().payload_schema  # type: ignore[union-attr]
+            assert all(i.params.memory == qe.Memory.Cold for i in schema.values())  # on disk
             assert _probe(store) == before
         assert len(store.search(("ns", "u3"), limit=1000)) == 200
 

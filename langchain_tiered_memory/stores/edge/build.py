@@ -48,6 +48,7 @@ from typing import Any
 import qdrant_edge as qe
 
 __all__ = [
+    "INDEX_MEMORY",
     "LINKED_INDEXES",
     "QUANTILE",
     "TENANT_INDEX",
@@ -118,6 +119,13 @@ class EdgeOptimizers:
             build faster (a 30k-point build took 48 s with 2 threads and 66 s
             with 1 on 2 cores) but take cores from the store's reads and writes
             while the build runs; raise it for bulk loads on an idle machine.
+        segments: Indexed segments an optimisation keeps before it merges the
+            smallest ones (Edge's default, ``None``: half the CPU count, at least
+            2). A merge rebuilds the merged segment's HNSW graph, so with
+            ``auto_optimize`` a larger count keeps each build to the points
+            written since the last one.
+        max_segment_kb: Segments are merged only up to this size of dense
+            vectors (KB; Edge's default is 200,000 KB per indexing thread).
 
     Examples:
         >>> EdgeOptimizers(indexing_threshold_kb=1_000).deleted_threshold is None
@@ -128,6 +136,8 @@ class EdgeOptimizers:
     deleted_threshold: float | None = None
     vacuum_min_vectors: int | None = None
     indexing_threads: int | None = None
+    segments: int | None = None
+    max_segment_kb: int | None = None
 
     def to_edge(self) -> qe.EdgeOptimizersConfig:
         """The ``qdrant_edge`` optimizer config."""
@@ -135,6 +145,8 @@ class EdgeOptimizers:
             deleted_threshold=self.deleted_threshold,
             vacuum_min_vector_number=self.vacuum_min_vectors,
             indexing_threshold=self.indexing_threshold_kb,
+            default_segment_number=self.segments,
+            max_segment_size=self.max_segment_kb,
         )
 
     def to_hnsw(self) -> qe.HnswIndexConfig | None:
@@ -156,6 +168,17 @@ class VectorNames:
     dense: str
     sparse: str
 
+
+INDEX_MEMORY = qe.Memory.Cold
+"""Where payload indexes live: on disk, memory-mapped, read through the page cache.
+
+In an optimised (immutable) segment an index kept in RAM is read whole into
+the heap each time the shard opens. Measured on the same 100k-point optimised
+store (2 cores, busy): 112 MB of heap and 290 MB resident after opening with
+the indexes in RAM, 37 MB and 191 MB with them on disk, with the same search
+latency (warm p50 0.8-1.2 ms either way). An appendable segment keeps its
+indexes in RAM whatever this says (Qdrant's mutable indexes).
+"""
 
 QUANTILE = 0.99
 """Share of vector components int8 quantization covers exactly (outliers are clipped)."""
@@ -205,24 +228,27 @@ def index_schema(
 ) -> qe.PayloadSchemaType | Any:
     """The index of payload field ``name`` holding ``kind``: linked in the graph or not.
 
-    ``tenant`` overrides whether a keyword index is the layout key (by default
-    only :data:`TENANT_INDEX` is).
+    Every index is kept on disk (:data:`INDEX_MEMORY`). ``tenant`` overrides
+    whether a keyword index is the layout key (by default only
+    :data:`TENANT_INDEX` is).
 
     Examples:
         >>> index_schema("updated_us", qe.PayloadSchemaType.Integer).enable_hnsw
         False
         >>> index_schema("ns_path", qe.PayloadSchemaType.Keyword).is_tenant
         True
+        >>> index_schema("ns_path", qe.PayloadSchemaType.Keyword).memory == INDEX_MEMORY
+        True
     """
-    linked = name in LINKED_INDEXES
+    linked, memory = name in LINKED_INDEXES, INDEX_MEMORY
     if kind == qe.PayloadSchemaType.Keyword:
         if tenant is None:
             tenant = name == TENANT_INDEX
-        return qe.KeywordIndexParams(enable_hnsw=linked, is_tenant=tenant or None)
+        return qe.KeywordIndexParams(enable_hnsw=linked, is_tenant=tenant or None, memory=memory)
     if kind == qe.PayloadSchemaType.Integer:
-        return qe.IntegerIndexParams(lookup=True, range=True, enable_hnsw=linked)
+        return qe.IntegerIndexParams(lookup=True, range=True, enable_hnsw=linked, memory=memory)
     if kind == qe.PayloadSchemaType.Float:
-        return qe.FloatIndexParams(enable_hnsw=linked)
+        return qe.FloatIndexParams(enable_hnsw=linked, memory=memory)
     return kind
 
 
@@ -248,18 +274,24 @@ def tenant_layout(shard: qe.EdgeShard) -> bool:
     return index is not None and _tenant(index)
 
 
-def relink_operations(shard: qe.EdgeShard) -> list[qe.UpdateOperation]:
-    """The updates that give every payload index of ``shard`` the links :func:`index_schema` asks.
+def _on_disk(index: qe.PayloadIndexInfo) -> bool:
+    """Whether an existing index is kept where :data:`INDEX_MEMORY` asks."""
+    return getattr(index.params, "memory", None) == INDEX_MEMORY
 
-    Stores made before :data:`LINKED_INDEXES` linked every index: each such index
-    is dropped and recreated (rebuilt from the stored payloads, seconds at 100k
+
+def relink_operations(shard: qe.EdgeShard) -> list[qe.UpdateOperation]:
+    """The updates that give every payload index of ``shard`` the params :func:`index_schema` asks.
+
+    Stores made before :data:`LINKED_INDEXES` linked every index, and stores made
+    before :data:`INDEX_MEMORY` kept every index in RAM: each such index is
+    dropped and recreated (rebuilt from the stored payloads, seconds at 100k
     points). Empty when the shard is already current. An index keeps its
     ``is_tenant`` flag, so :func:`tenant_layout` still tells a store whose
     segments predate the layout.
     """
     ops = []
     for name, index in shard.info().payload_schema.items():
-        if _linked(index) != (name in LINKED_INDEXES):
+        if _linked(index) != (name in LINKED_INDEXES) or not _on_disk(index):
             schema = index_schema(name, index.data_type, tenant=_tenant(index))
             ops.append(qe.UpdateOperation.delete_field_index(name))
             ops.append(qe.UpdateOperation.create_field_index(name, schema))
@@ -297,6 +329,8 @@ def _optimizers(spec: dict[str, Any]) -> EdgeOptimizers | None:
         deleted_threshold=saved.get("deleted_threshold"),
         vacuum_min_vectors=saved.get("vacuum_min_vector_number"),
         indexing_threads=(config.get("hnsw_config") or {}).get("max_indexing_threads") or None,
+        segments=saved.get("default_segment_number") or None,
+        max_segment_kb=saved.get("max_segment_size"),
     )
 
 

@@ -67,14 +67,19 @@ from langchain_tiered_memory.stores.edge.files import (
     has_shard,
     recover,
 )
-from langchain_tiered_memory.stores.edge.live import LiveShard, build_bytes, check_build_space
+from langchain_tiered_memory.stores.edge.live import (
+    LiveShard,
+    build_bytes,
+    check_build_space,
+    release_freed_memory,
+)
 from langchain_tiered_memory.stores.edge.lock import CollectionLock, locked_error
 from langchain_tiered_memory.stores.edge.optimizer import (
     BackgroundOptimization,
     OptimizationStatus,
     Progress,
 )
-from langchain_tiered_memory.stores.edge.warm import read_files
+from langchain_tiered_memory.stores.edge.warm import read_files, read_open_files
 from langchain_tiered_memory.stores.sparse import SparseVec
 
 __all__ = ["EdgeEngine"]
@@ -222,6 +227,12 @@ class EdgeEngine:
                 f"EdgeOptimizers.indexing_threads must be a positive thread count, got {threads}: "
                 "pass None for Qdrant Edge's default (one fewer than the CPUs)"
             )
+        segments = optimizers.segments if optimizers is not None else None
+        if segments is not None and segments < 1:
+            raise ConfigurationError(
+                f"EdgeOptimizers.segments must be a positive segment count, got {segments}: "
+                "pass None for Qdrant Edge's default (half the CPUs, at least 2)"
+            )
         self.root = Path(path)
         self.optimizers = optimizers
         self.auto_optimize = auto_optimize
@@ -278,6 +289,7 @@ class EdgeEngine:
         meta_path = container / META
         if has_shard(live):
             self._check_meta(meta_path, c)
+            read_open_files(live)  # one sequential pass instead of random reads on load
             if self.optimizers is None:
                 shard = qe.EdgeShard.load(str(live))
             else:
@@ -516,5 +528,7 @@ def _read(shard: qe.EdgeShard, request: Any) -> Any:
             shard.count(qe.CountRequest(exact=False, filter=_filter(w))) for w in request.filters
         ]
     if isinstance(request, rq.Optimize):
-        return bool(shard.optimize())
+        optimized = bool(shard.optimize())
+        release_freed_memory()  # the segments it replaced
+        return optimized
     raise TypeError(f"the edge engine cannot execute {type(request).__name__}")

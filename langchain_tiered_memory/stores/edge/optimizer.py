@@ -59,7 +59,9 @@ from langchain_tiered_memory.stores.edge.live import (
     build_bytes,
     check_build_space,
     check_free_space,
+    release_freed_memory,
 )
+from langchain_tiered_memory.stores.edge.warm import read_open_files
 
 __all__ = ["BackgroundOptimization", "OptimizationReport", "OptimizationStatus"]
 
@@ -295,6 +297,9 @@ class BackgroundOptimization:
         fsync_tree(target)  # the generation must be on disk before the pointer names it
         self._enter("loading")
         check_free_space(target)  # the replay writes the new shard through memory maps
+        # The child's close dropped the files from the page cache: read them back in one
+        # pass (the GIL is free meanwhile) so the load, which holds it, reads no disk.
+        read_open_files(target)
         t0 = time.perf_counter()
         self._new = qe.EdgeShard.load(str(target))
         load_s = time.perf_counter() - t0
@@ -341,6 +346,7 @@ class BackgroundOptimization:
         """Close and delete the superseded shard; a failure only leaves files to the next open."""
         try:
             old.close()
+            release_freed_memory()
             remove_shard(self.container, old_dir)
         except Exception as exc:  # the swap is done: the next open deletes the leftovers
             return f" (the old shard at {old_dir} is left for the next open to delete: {exc})"
