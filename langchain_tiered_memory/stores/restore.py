@@ -19,8 +19,8 @@ Examples:
     >>> op = RestoreOp(("docs",), "a", {"text": "hi"}, created_at=when, updated_at=when)
     >>> plan = restore_plan(Planner(collection="memories", index=None, retrieval="hybrid"), [op])
     >>> upsert = next(plan)
-    >>> upsert.points[0].payload["updated_at"]
-    '2024-05-01T00:00:00+00:00'
+    >>> upsert.points[0].payload["updated_us"]
+    1714521600000000
 """
 
 from __future__ import annotations
