@@ -102,6 +102,27 @@ def _tokens(path: str) -> str | list[str]:
     return path if not path or path == "$" else list(_path_tokens(path))
 
 
+@functools.lru_cache(maxsize=1024)
+def _plain_key(path: str) -> str | None:
+    """The field a one-key path names (``"text"``), None for other paths."""
+    if not path or path == "$":
+        return None
+    tokens = _path_tokens(path)
+    if len(tokens) != 1 or tokens[0] == "*" or tokens[0].startswith(("[", "{")):
+        return None
+    return tokens[0]
+
+
+def _texts_at(value: dict[str, Any], path: str) -> list[str]:
+    """The non-empty texts at ``path`` (``get_text_at_path``; a string field looked up directly)."""
+    key = _plain_key(path)
+    if key is not None:
+        found = value.get(key)
+        if type(found) is str:
+            return [found] if found else []
+    return [t for t in get_text_at_path(value, _tokens(path)) if t]
+
+
 def check_namespace(namespace: Any, *, allow_empty: bool = False) -> tuple[str, ...]:
     """Validate a namespace (non-empty string labels, no ``.``, no NUL).
 
@@ -238,8 +259,8 @@ class Planner:
         """The texts a put embeds: its index fields (or ``op.index``), none without embeddings."""
         if self.embeddings is None or op.index is False:
             return []
-        paths = self.fields if op.index is None else list(op.index)
-        return [t for path in paths for t in get_text_at_path(value, _tokens(path)) if t]
+        paths = self.fields if op.index is None else op.index
+        return [t for path in paths for t in _texts_at(value, path)]
 
     def lexical_text(self, op: PutOp, value: dict[str, Any], texts: list[str]) -> str:
         """BM25 text of a put: the lexical fields' text if any is present, else ``texts``."""
@@ -248,8 +269,7 @@ class Planner:
         parts = [
             text
             for path, weight in self.lexical_fields
-            for text in get_text_at_path(value, _tokens(path))
-            if text
+            for text in _texts_at(value, path)
             for _ in range(weight)
         ]
         return "\n".join(parts or texts)
@@ -261,7 +281,9 @@ class Planner:
             return {}
         embedded = yield EmbedDocuments(distinct)
         self._check_vectors(embedded, len(distinct))
-        return dict(zip(distinct, (list(v) for v in embedded), strict=True))
+        return dict(
+            zip(distinct, (v if type(v) is list else list(v) for v in embedded), strict=True)
+        )
 
     def _check_vectors(self, vectors: Sequence[Sequence[float]], expected: int) -> None:
         dims = self.collection.dims
