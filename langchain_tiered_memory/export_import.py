@@ -72,7 +72,9 @@ logger = logging.getLogger(__name__)
 EXPORT_FORMAT = "langchain-tiered-memory/v1"
 """The ``format`` field of every exported record."""
 
-_CHUNK = 256
+_CHUNK = 2048
+"""Records per write: one embedding call and one store call each (a store with the
+``Restoring`` ability sends them to the engine in batches of 1,024)."""
 
 
 def export_record(item: Item) -> dict[str, Any]:
@@ -245,6 +247,7 @@ def read_records(path: str | os.PathLike[str], target: ImportTarget) -> list[Res
     """
     ops: list[RestoreOp] = []
     users: set[str] = set()
+    moved: dict[tuple[str, ...], tuple[str, tuple[str, ...]]] = {}  # per namespace, once
     with open(path, "rb") as fh:
         for n, raw in enumerate(fh, 1):
             try:
@@ -252,7 +255,8 @@ def read_records(path: str | os.PathLike[str], target: ImportTarget) -> list[Res
                 if not line.strip():
                     continue
                 record = json.loads(line)
-                check_unicode(json.dumps(record, ensure_ascii=False), "the record")
+                if "\\u" in line:  # only an escape can put a lone surrogate in UTF-8 text
+                    check_unicode(json.dumps(record, ensure_ascii=False), "the record")
                 op = parse_record(record)
             except UnicodeDecodeError as exc:
                 raise InvalidInputError(
@@ -265,10 +269,13 @@ def read_records(path: str | os.PathLike[str], target: ImportTarget) -> list[Res
                     "nothing was imported"
                 ) from exc
             try:
-                users.add(target.user_of(op.namespace))
-                ops.append(op._replace(namespace=target.namespace(op.namespace)))
+                user, namespace = moved.get(op.namespace) or moved.setdefault(
+                    op.namespace, (target.user_of(op.namespace), target.namespace(op.namespace))
+                )
             except InvalidInputError as exc:
                 raise InvalidInputError(f"{path}:{n}: {exc}; nothing was imported") from exc
+            users.add(user)
+            ops.append(op._replace(namespace=namespace))
     if target.user_id is not None and len(users) > 1:
         named = ", ".join(repr(u) for u in sorted(users))
         raise InvalidInputError(

@@ -363,21 +363,23 @@ def _oriented(labels: Sequence[str], match_type: str) -> tuple[str, ...]:
 
 
 def list_namespaces_filter(conditions: Iterable[MatchCondition], *, now_us: int) -> Where:
-    """Indexed pre-filter for ``list_namespaces``; wildcards are resolved on the facet."""
+    """Indexed pre-filter for ``list_namespaces``: the fixed head of each prefix condition.
+
+    Suffixes, wildcards and depths are matched on the facet's namespaces
+    (:func:`namespace_matches`), one check per namespace instead of an indexed
+    value per item.
+    """
     must: list[Condition] = [not_expired(now_us)]
     for condition in conditions:
-        if not condition.path:
+        if condition.match_type != "prefix":
             continue
-        must.append(Range("ns_depth", gte=len(condition.path)))
-        oriented = _oriented(condition.path, condition.match_type)
         fixed: list[str] = []
-        for label in oriented:
+        for label in condition.path:
             if label == "*":
                 break
             fixed.append(label)
         if fixed:
-            field = "ns_prefixes" if condition.match_type == "prefix" else "ns_suffixes"
-            must.append(Match(field, encode_ns(_oriented(fixed, condition.match_type))))
+            must.append(Match("ns_prefixes", encode_ns(fixed)))
     return Where(must=tuple(must))
 
 

@@ -22,13 +22,14 @@ import math
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
-from typing import Any, Literal, cast
+from datetime import datetime
+from typing import Any, Literal, NamedTuple, cast
 
 from langchain_core.embeddings import Embeddings
 from langgraph.store.base import (
     GetOp,
     IndexConfig,
+    Item,
     ListNamespacesOp,
     Op,
     PutOp,
@@ -45,12 +46,17 @@ from langchain_tiered_memory.errors import ConfigurationError, InvalidInputError
 from langchain_tiered_memory.stores import filters
 from langchain_tiered_memory.stores.fusion import DEFAULT_FUSION, FusionConfig
 from langchain_tiered_memory.stores.payload import (
+    CREATED_FIELDS,
     ITEM_FIELDS,
-    build_payload,
-    item_from_payload,
+    ValueLayout,
+    created_of,
+    item_payload,
+    layout_value,
     micros,
-    normalize_value,
+    namespace_fields,
     point_id,
+    point_id_in,
+    read_item,
 )
 from langchain_tiered_memory.stores.requests import (
     Collection,
@@ -79,7 +85,6 @@ RetrievalMode = Literal["hybrid", "dense", "lexical"]
 """How a query is matched: dense + BM25 fused by RRF, dense only, or BM25 only."""
 RETRIEVAL_MODES: tuple[str, ...] = ("hybrid", "dense", "lexical")
 
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _UPSERT_CHUNK = 1024
 _FACET_LIMIT = 1_000_000
 
@@ -97,12 +102,44 @@ def _tokens(path: str) -> str | list[str]:
     return path if not path or path == "$" else list(_path_tokens(path))
 
 
+@functools.lru_cache(maxsize=1024)
+def _plain_key(path: str) -> str | None:
+    """The field a one-key path names (``"text"``), None for other paths."""
+    if not path or path == "$":
+        return None
+    tokens = _path_tokens(path)
+    if len(tokens) != 1 or tokens[0] == "*" or tokens[0].startswith(("[", "{")):
+        return None
+    return tokens[0]
+
+
+def _texts_at(value: dict[str, Any], path: str) -> list[str]:
+    """The non-empty texts at ``path`` (``get_text_at_path``; a string field looked up directly)."""
+    key = _plain_key(path)
+    if key is not None:
+        found = value.get(key)
+        if type(found) is str:
+            return [found] if found else []
+    return [t for t in get_text_at_path(value, _tokens(path)) if t]
+
+
 def check_namespace(namespace: Any, *, allow_empty: bool = False) -> tuple[str, ...]:
     """Validate a namespace (non-empty string labels, no ``.``, no NUL).
 
     Raises:
         NamespaceError: Say which label is wrong and how to fix it.
     """
+    if type(namespace) is tuple and namespace:  # a batch repeats a few namespaces
+        return _checked(namespace)
+    return _check_namespace(namespace, allow_empty)
+
+
+@functools.lru_cache(maxsize=4096)
+def _checked(namespace: tuple[Any, ...]) -> tuple[str, ...]:
+    return _check_namespace(namespace, False)  # errors are raised, never cached
+
+
+def _check_namespace(namespace: Any, allow_empty: bool) -> tuple[str, ...]:
     ns = validate_namespace(namespace, allow_empty=allow_empty)
     for i, label in enumerate(ns):
         if "." in label or "\x00" in label:
@@ -122,13 +159,11 @@ def check_retrieval(mode: str) -> RetrievalMode:
     return cast(RetrievalMode, mode)
 
 
-@dataclass
-class _Upsert:
+class _Upsert(NamedTuple):
     pid: str
     namespace: tuple[str, ...]
     key: str
-    value: dict[str, Any]
-    value_json: str
+    layout: ValueLayout
     ttl: float | None
     texts: list[str]
     lexical: str
@@ -210,10 +245,12 @@ class Planner:
         self._lock = threading.Lock()
 
     # ------------------------------------------------------------------ helpers
-    def _order_us(self, now_us: int) -> int:
+    def _order_us(self, now_us: int, count: int = 1) -> int:
+        """The first of ``count`` increasing write stamps, none before ``now_us``."""
         with self._lock:
-            self._last_us = max(now_us, self._last_us + 1)
-            return self._last_us
+            first = max(now_us, self._last_us + 1)
+            self._last_us = first + count - 1
+            return first
 
     def _now_us(self) -> int:
         return micros(ensure_aware(self.clock()))
@@ -222,8 +259,8 @@ class Planner:
         """The texts a put embeds: its index fields (or ``op.index``), none without embeddings."""
         if self.embeddings is None or op.index is False:
             return []
-        paths = self.fields if op.index is None else list(op.index)
-        return [t for path in paths for t in get_text_at_path(value, _tokens(path)) if t]
+        paths = self.fields if op.index is None else op.index
+        return [t for path in paths for t in _texts_at(value, path)]
 
     def lexical_text(self, op: PutOp, value: dict[str, Any], texts: list[str]) -> str:
         """BM25 text of a put: the lexical fields' text if any is present, else ``texts``."""
@@ -232,8 +269,7 @@ class Planner:
         parts = [
             text
             for path, weight in self.lexical_fields
-            for text in get_text_at_path(value, _tokens(path))
-            if text
+            for text in _texts_at(value, path)
             for _ in range(weight)
         ]
         return "\n".join(parts or texts)
@@ -245,7 +281,9 @@ class Planner:
             return {}
         embedded = yield EmbedDocuments(distinct)
         self._check_vectors(embedded, len(distinct))
-        return dict(zip(distinct, (list(v) for v in embedded), strict=True))
+        return dict(
+            zip(distinct, (v if type(v) is list else list(v) for v in embedded), strict=True)
+        )
 
     def _check_vectors(self, vectors: Sequence[Sequence[float]], expected: int) -> None:
         dims = self.collection.dims
@@ -301,15 +339,15 @@ class Planner:
             else:
                 raise InvalidInputError(f"unknown store operation {type(op).__name__}")
         for (ns, key), op in puts.items():
-            pid = point_id(ns, key)
+            pid = point_id_in(namespace_fields(ns)[2], key)
             if op.value is None:
                 prepared.deletes.append(pid)
                 continue
-            value, text = normalize_value(op.value)
+            layout = layout_value(op.value)
             ttl = _ttl(op.ttl)
-            texts = self.embedded_texts(op, value)
-            lexical = self.lexical_text(op, value, texts)
-            prepared.upserts.append(_Upsert(pid, ns, key, value, text, ttl, texts, lexical))
+            texts = self.embedded_texts(op, layout.value)
+            lexical = self.lexical_text(op, layout.value, texts)
+            prepared.upserts.append(_Upsert(pid, ns, key, layout, ttl, texts, lexical))
         return prepared
 
     # -------------------------------------------------------------------- plans
@@ -380,9 +418,9 @@ class Planner:
             expires = payload.get("expires_us") if payload else None
             if payload is None or (expires is not None and expires <= now_us):
                 continue
-            results[idx] = item_from_payload(payload)
-            if op.refresh_ttl and payload.get("ttl_minutes") is not None:
-                refresh[pid] = payload["ttl_minutes"]
+            results[idx], ttl = read_item(payload)
+            if op.refresh_ttl and ttl is not None:
+                refresh[pid] = ttl
 
     def _searches_plan(
         self,
@@ -407,13 +445,13 @@ class Planner:
             full_scan_points=self.full_scan_points,
         )
         for (idx, op, _, _), page in zip(searches, pages, strict=False):
-            results[idx] = [
-                SearchItem(**_item_kwargs(hit.payload), score=score) for hit, score in page
-            ]
-            if op.refresh_ttl:
-                for hit, _ in page:
-                    if hit.payload.get("ttl_minutes") is not None:
-                        refresh[hit.id] = hit.payload["ttl_minutes"]
+            found = []
+            for hit, score in page:
+                item, ttl = read_item(hit.payload)
+                found.append(_search_item(item, score))
+                if op.refresh_ttl and ttl is not None:
+                    refresh[hit.id] = ttl
+            results[idx] = found
 
     def _list_plan(self, op: ListNamespacesOp, now_us: int) -> Plan[list[tuple[str, ...]]]:
         conditions = list(op.match_conditions or ())
@@ -430,24 +468,23 @@ class Planner:
 
     def _points_plan(self, upserts: list[_Upsert], now_us: int) -> Plan[list[PointData]]:
         existing: dict[str, dict[str, Any]] = yield Retrieve(
-            [u.pid for u in upserts], ["created_at"]
+            [u.pid for u in upserts], CREATED_FIELDS
         )
         vectors = yield from self.embed_plan(t for u in upserts for t in u.texts)
         points = []
+        order_us = self._order_us(now_us, len(upserts))
         for u in upserts:
-            order_us = self._order_us(now_us)
-            updated_at = _EPOCH + timedelta(microseconds=order_us)
-            created = existing.get(u.pid, {}).get("created_at")
-            payload = build_payload(
+            found = existing.get(u.pid)
+            created = created_of(found) if found else None
+            payload = item_payload(
                 u.namespace,
                 u.key,
-                u.value,
-                u.value_json,
-                created_at=datetime.fromisoformat(created) if created else updated_at,
-                updated_at=updated_at,
+                u.layout,
+                created=order_us if created is None else created,
                 order_us=order_us,
                 ttl_minutes=u.ttl,
             )
+            order_us += 1
             dense = [vectors[t] for t in u.texts] if u.texts else None
             sparse = bm25_document(u.lexical) if u.texts else None
             points.append(PointData(u.pid, payload, dense, sparse or None))
@@ -533,12 +570,12 @@ def _ttl(ttl: Any) -> float | None:
     return float(ttl)
 
 
-def _item_kwargs(payload: Mapping[str, Any]) -> dict[str, Any]:
-    item = item_from_payload(payload)
-    return {
-        "namespace": item.namespace,
-        "key": item.key,
-        "value": item.value,
-        "created_at": item.created_at,
-        "updated_at": item.updated_at,
-    }
+def _search_item(item: Item, score: float | None) -> SearchItem:
+    return SearchItem(
+        namespace=item.namespace,
+        key=item.key,
+        value=item.value,
+        created_at=item.created_at,
+        updated_at=item.updated_at,
+        score=score,
+    )

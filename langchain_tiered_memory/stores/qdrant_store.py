@@ -806,8 +806,8 @@ def _check_paths(*paths: NamespacePath | None) -> None:
 
 
 def _written(ops: Sequence[Op]) -> list[tuple[str, ...]]:
-    """The namespaces a batch puts or deletes items in."""
-    return [op.namespace for op in ops if isinstance(op, PutOp)]
+    """The namespaces a batch puts or deletes items in, each once."""
+    return list(dict.fromkeys(tuple(op.namespace) for op in ops if isinstance(op, PutOp)))
 
 
 def _single(request: Any) -> Plan[Any]:

@@ -61,8 +61,8 @@ LexicalIdf: TypeAlias = Literal["namespace", "global"]
 """Which points BM25's document frequencies count: those under the searched
 namespace prefix, or the whole collection (see :class:`Query`)."""
 
-KEYWORD_INDEXES = ("ns_prefixes", "ns_suffixes", "ns_path", "value_marks")
-INTEGER_INDEXES = ("ns_depth", "updated_us", "expires_us")
+KEYWORD_INDEXES = ("ns_prefixes", "ns_path", "value_marks")
+INTEGER_INDEXES = ("updated_us", "expires_us")
 LINKED_INDEXES = frozenset({"ns_prefixes"})
 """Payload indexes that get HNSW links of their own (every search filters by a
 namespace prefix); the others only filter and count. Linking every index made a
@@ -75,10 +75,12 @@ instead of hopping over the whole segment. See
 :data:`~langchain_tiered_memory.stores.edge.build.TENANT_INDEX`."""
 
 
-PAYLOAD_FORMAT = 3
+PAYLOAD_FORMAT = 4
 """Payload layout version: 2 added the ``k:`` and ``e:`` equality markers, 3 left
-out what reads and filters never use (format-2 stores are upgraded in place)."""
-READABLE_FORMATS = frozenset({2, 3})
+out what reads and filters never use, 4 packs what only reads use into one
+string and leaves out empty fields (stores of formats 2 and 3 are upgraded in
+place; see :mod:`.payload`)."""
+READABLE_FORMATS = frozenset({2, 3, 4})
 """Formats whose points this version reads (see :mod:`.payload`)."""
 
 

@@ -19,8 +19,8 @@ Examples:
     >>> op = RestoreOp(("docs",), "a", {"text": "hi"}, created_at=when, updated_at=when)
     >>> plan = restore_plan(Planner(collection="memories", index=None, retrieval="hybrid"), [op])
     >>> upsert = next(plan)
-    >>> upsert.points[0].payload["updated_at"]
-    '2024-05-01T00:00:00+00:00'
+    >>> upsert.points[0].payload["updated_us"]
+    1714521600000000
 """
 
 from __future__ import annotations
@@ -34,10 +34,13 @@ from langgraph.store.base import PutOp
 
 from langchain_tiered_memory.errors import InvalidInputError
 from langchain_tiered_memory.stores.payload import (
-    build_payload,
+    ValueLayout,
+    item_payload,
+    layout_value,
     micros,
-    normalize_value,
-    point_id,
+    namespace_fields,
+    point_id_in,
+    stamp,
 )
 from langchain_tiered_memory.stores.plan import Planner, check_namespace
 from langchain_tiered_memory.stores.requests import Plan, PointData, Upsert
@@ -46,7 +49,7 @@ from langchain_tiered_memory.types import ensure_aware
 
 __all__ = ["RestoreOp", "restore_plan"]
 
-_UPSERT_CHUNK = 256
+_UPSERT_CHUNK = 1024
 
 
 class RestoreOp(NamedTuple):
@@ -83,8 +86,7 @@ def _stamp(value: Any, what: str, where: str) -> datetime:
 class _Prepared:
     pid: str
     op: RestoreOp  # namespace checked, times aware
-    value: dict[str, Any]
-    value_json: str
+    layout: ValueLayout
     texts: list[str]  # embedded
     lexical: str  # BM25-indexed
 
@@ -106,14 +108,14 @@ def _prepare(planner: Planner, ops: Sequence[RestoreOp]) -> list[_Prepared]:
             created_at=_stamp(op.created_at, "created_at", where),
             updated_at=_stamp(op.updated_at, "updated_at", where),
         )
-        value, text = normalize_value(op.value)
+        layout = layout_value(op.value)
         # The planner's own rules for which texts a put embeds (index fields or
         # op.index) and which text it BM25-indexes (its lexical fields).
-        put = PutOp(ns, op.key, value, index=op.index)
-        texts = planner.embedded_texts(put, value)
-        pid = point_id(ns, op.key)
+        put = PutOp(ns, op.key, layout.value, index=op.index)
+        texts = planner.embedded_texts(put, layout.value)
+        pid = point_id_in(namespace_fields(ns)[2], op.key)
         latest[pid] = _Prepared(
-            pid, stamped, value, text, texts, planner.lexical_text(put, value, texts)
+            pid, stamped, layout, texts, planner.lexical_text(put, layout.value, texts)
         )
     return list(latest.values())
 
@@ -132,15 +134,15 @@ def restore_plan(planner: Planner, ops: Sequence[RestoreOp]) -> Plan[int]:
     vectors = yield from planner.embed_plan(t for p in prepared for t in p.texts)
     points = []
     for p in prepared:
-        payload = build_payload(
+        updated = stamp(p.op.updated_at)
+        payload = item_payload(
             p.op.namespace,
             p.op.key,
-            p.value,
-            p.value_json,
-            created_at=p.op.created_at,
-            updated_at=p.op.updated_at,
+            p.layout,
+            created=stamp(p.op.created_at),
             order_us=micros(p.op.updated_at),
             ttl_minutes=None,
+            updated=updated if isinstance(updated, str) else None,
         )
         dense = [vectors[t] for t in p.texts] if p.texts else None
         sparse = bm25_document(p.lexical) if p.texts else None

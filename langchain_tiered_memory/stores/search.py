@@ -69,9 +69,10 @@ RRF_K = 60
 
 Page = list[tuple[Hit, "float | None"]]
 
-EVERY_ITEM = Where(must=(Range("ns_depth", gte=1),))
+EVERY_ITEM = Where(must=(Range("updated_us", gte=float(-(2**63))),))
 """IDF corpus of a search under the empty prefix: every live item (the engine's
-own collection-wide statistics would also count deleted points until a vacuum)."""
+own collection-wide statistics would also count deleted points until a vacuum);
+every item of every payload format has an ``updated_us``."""
 
 
 def _tied(a: float, b: float) -> bool:

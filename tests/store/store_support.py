@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import tempfile
 import uuid
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -132,3 +133,36 @@ def record_queries(monkeypatch: pytest.MonkeyPatch, engine_module: Any) -> list[
 
     monkeypatch.setattr(engine_module, "_query", recording)
     return seen
+
+
+def legacy_payload(
+    namespace: tuple[str, ...], key: str, value: dict[str, Any], *, order_us: int, version: int
+) -> dict[str, Any]:
+    """An item's payload as a store of payload format 2 or 3 wrote it (no TTL)."""
+    from langchain_tiered_memory.stores.payload import (
+        dumps,
+        encode_ns,
+        numeric_view,
+        value_marks,
+    )
+
+    when = datetime(1970, 1, 1, tzinfo=timezone.utc) + timedelta(microseconds=order_us)
+    depths = range(1, len(namespace) + 1)
+    payload: dict[str, Any] = {
+        "ns_path": encode_ns(namespace),
+        "ns_prefixes": [encode_ns(namespace[:d]) for d in depths],
+        "ns_suffixes": [encode_ns(namespace[-d:]) for d in depths],
+        "ns_depth": len(namespace),
+        "key": key,
+        "value": numeric_view(value) or {},
+        "value_json": dumps(value),
+        "value_marks": value_marks(value),
+        "created_at": when.isoformat(),
+        "updated_at": when.isoformat(),
+        "updated_us": order_us,
+        "ttl_minutes": None,
+        "expires_us": None,
+    }
+    if version == 2:
+        payload.update(namespace=list(namespace), value=value)
+    return payload

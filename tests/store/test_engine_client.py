@@ -8,9 +8,11 @@ import uuid
 import pytest
 from langgraph.store.base import IndexConfig
 from qdrant_client import AsyncQdrantClient, QdrantClient, models
+from store_support import legacy_payload
 
 from langchain_tiered_memory.errors import ConfigurationError
 from langchain_tiered_memory.stores import QdrantMemoryStore
+from langchain_tiered_memory.stores.requests import PAYLOAD_FORMAT
 from langchain_tiered_memory.testing.fakes import HashingEmbeddings
 
 
@@ -102,19 +104,27 @@ def test_collection_without_the_payload_format_is_refused() -> None:
         QdrantMemoryStore.from_client(client)
 
 
-def test_collection_of_payload_format_2_is_read_and_upgraded() -> None:
+@pytest.mark.parametrize("version", [2, 3])
+def test_collection_of_an_older_payload_format_is_read_and_upgraded(version: int) -> None:
     client = QdrantClient(":memory:")
+    value = {"text": "al likes shellfish", "n": 2}
     with QdrantMemoryStore.from_client(client, index=index()) as store:
-        store.put(("u", "al"), "a", {"text": "al likes shellfish", "n": 2})
-    client.update_collection("memories", metadata={"tiered_memory_format": 2})
+        store.put(("u", "al"), "a", value)
+    client.update_collection("memories", metadata={"tiered_memory_format": version})
     (point,) = client.scroll("memories", with_payload=True)[0]
-    assert point.payload is not None and "namespace" not in point.payload
-    client.set_payload("memories", {"namespace": ["u", "al"]}, points=[point.id])  # as format 2
+    assert point.payload is not None
+    old = legacy_payload(
+        ("u", "al"), "a", value, order_us=point.payload["updated_us"], version=version
+    )
+    client.overwrite_payload("memories", old, points=[point.id])
     with QdrantMemoryStore.from_client(client, index=index()) as store:
         found = store.search(("u",), query="shellfish", filter={"n": {"$gt": 1}})
-        assert [i.key for i in found] == ["a"]
+        assert [i.key for i in found] == ["a"] and found[0].value == value
+        store.put(("u", "bo"), "b", {"text": "bo likes shellfish", "n": 3})
+        assert store.list_namespaces(suffix=("al",)) == [("u", "al")]
+        assert sorted(i.key for i in store.search(("u",), filter={"n": {"$gt": 1}})) == ["a", "b"]
     info = client.get_collection("memories")
-    assert (info.config.metadata or {})["tiered_memory_format"] == 3
+    assert (info.config.metadata or {})["tiered_memory_format"] == PAYLOAD_FORMAT
 
 
 def test_range_filter_asks_for_a_float_index_once() -> None:

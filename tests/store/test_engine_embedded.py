@@ -9,16 +9,17 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 import qdrant_edge as qe
 from langgraph.store.base import IndexConfig, PutOp
+from store_support import legacy_payload
 
 from langchain_tiered_memory.embeddings import LocalEmbeddings
 from langchain_tiered_memory.errors import ConfigurationError, StoreLockedError
 from langchain_tiered_memory.stores import QdrantMemoryStore
 from langchain_tiered_memory.stores.payload import point_id
+from langchain_tiered_memory.stores.requests import PAYLOAD_FORMAT
 from langchain_tiered_memory.testing.fakes import FakeClock, HashingEmbeddings
 
 CORPUS = {
@@ -241,44 +242,62 @@ def test_store_of_an_older_payload_format_is_refused(tmp_path: Path) -> None:
         assert s.search(("a",), filter={"v": 1})[0].key == "k"
 
 
-def _format2_payload(payload: dict[str, Any], namespace: tuple[str, ...]) -> dict[str, Any]:
-    """The same item as a store of payload format 2 held it (namespace list, whole value)."""
-    return {**payload, "namespace": list(namespace), "value": json.loads(payload["value_json"])}
-
-
 def test_payload_keeps_only_what_reads_and_filters_use(store: QdrantMemoryStore) -> None:
     store.put(("mem", "bob"), "p", {"name": "Bob", "age": 41, "tags": ["x", 3], "ok": True})
+    store.put(("mem", "bob"), "q", {"name": "Bob"})
     shard = store.engine.shard  # type: ignore[union-attr]
     (record,) = shard.retrieve([point_id(("mem", "bob"), "p")], True, False)
     payload = record.payload
-    assert "namespace" not in payload  # read from ns_path
+    assert set(payload) == {"ns_path", "ns_prefixes", "updated_us", "value", "value_marks", "item"}
     assert payload["value"] == {"age": 41, "tags": [3]}  # numbers only: ranges compare numbers
+    (bare,) = shard.retrieve([point_id(("mem", "bob"), "q")], True, False)
+    assert "value" not in bare.payload and "expires_us" not in bare.payload  # nothing empty
     item = store.get(("mem", "bob"), "p")
     assert item is not None and item.namespace == ("mem", "bob")
     assert item.value == {"name": "Bob", "age": 41, "tags": ["x", 3], "ok": True}
     assert [i.key for i in store.search(("mem",), filter={"age": {"$gte": 40}})] == ["p"]
-    assert [i.key for i in store.search(("mem",), filter={"name": "Bob"})] == ["p"]
+    assert [i.key for i in store.search(("mem",), filter={"name": "Bob", "ok": None})] == ["q"]
+    assert store.list_namespaces(suffix=("bob",)) == [("mem", "bob")]
 
 
-def test_store_of_payload_format_2_is_read_and_upgraded(tmp_path: Path) -> None:
+@pytest.mark.parametrize("version", [2, 3])
+def test_store_of_an_older_payload_format_is_read_and_upgraded(
+    tmp_path: Path, version: int
+) -> None:
     path = tmp_path / "db"
+    old_value = {"text": "Alice moved to Lisbon", "year": 2021}
     with QdrantMemoryStore.embedded(path, index=index()) as s:
-        s.put(("mem", "alice"), "k", {"text": "Alice moved to Lisbon", "year": 2021})
+        s.put(("mem", "alice"), "k", old_value)
+        s.put(("mem", "alice"), "gone", {"text": "Alice will move"})
         shard = s.engine.shard  # type: ignore[union-attr]
-        pid = point_id(("mem", "alice"), "k")
-        (record,) = shard.retrieve([pid], True, True)
-        old = _format2_payload(record.payload, ("mem", "alice"))
-        shard.update(qe.UpdateOperation.upsert_points([qe.Point(pid, record.vector, old)]))
+        for key in ("k", "gone"):
+            pid = point_id(("mem", "alice"), key)
+            (record,) = shard.retrieve([pid], True, True)
+            value = s.get(("mem", "alice"), key).value  # type: ignore[union-attr]
+            order_us = record.payload["updated_us"]
+            old = legacy_payload(("mem", "alice"), key, value, order_us=order_us, version=version)
+            shard.update(qe.UpdateOperation.upsert_points([qe.Point(pid, record.vector, old)]))
+        created = s.get(("mem", "alice"), "k").created_at  # type: ignore[union-attr]
     meta_path = path / "memories" / "tiered_memory_store.json"
     meta = json.loads(meta_path.read_text())
-    meta_path.write_text(json.dumps({**meta, "format": 2}))
+    meta_path.write_text(json.dumps({**meta, "format": version}))
     with QdrantMemoryStore.embedded(path, index=index()) as s:
-        assert json.loads(meta_path.read_text())["format"] == 3
+        assert json.loads(meta_path.read_text())["format"] == PAYLOAD_FORMAT
         item = s.get(("mem", "alice"), "k")
-        assert item is not None and item.value == {"text": "Alice moved to Lisbon", "year": 2021}
+        assert item is not None and item.value == old_value and item.created_at == created
+        s.put(("mem", "bob"), "n", {"text": "Bob moved to Lisbon", "year": 2020})
+        s.put(("mem", "alice"), "gone", {"text": "Alice will move", "year": 2024})
+        assert s.get(("mem", "alice"), "gone").value["year"] == 2024  # type: ignore[union-attr]
         found = s.search(("mem",), query="Lisbon", filter={"year": {"$lt": 2022}})
-        assert [i.key for i in found] == ["k"]
-        assert s.list_namespaces() == [("mem", "alice")]
+        assert sorted(i.key for i in found) == ["k", "n"]
+        assert [i.key for i in s.search(("mem",), filter={"year": 2021})] == ["k"]
+        assert s.list_namespaces() == [("mem", "alice"), ("mem", "bob")]
+        assert s.list_namespaces(suffix=("alice",)) == [("mem", "alice")]
+        assert [i.key for i in s.search(("mem",), limit=1)] == ["gone"]  # newest first
+        s.put(("mem", "alice"), "k", {"text": "Alice lives in Porto"})
+        again = s.get(("mem", "alice"), "k")
+        assert again is not None and again.created_at == created  # kept across formats
+        assert again.updated_at > created
 
 
 def _float_indexes(store: QdrantMemoryStore) -> set[str]:

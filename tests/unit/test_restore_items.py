@@ -186,3 +186,15 @@ def test_parse_record_rejects_bad_fields(record: dict[str, Any]) -> None:
     del missing["updated_at"]
     with pytest.raises(KeyError):
         parse_record(missing)
+
+
+def test_restored_times_keep_their_utc_offset(store: QdrantMemoryStore) -> None:
+    lisbon = timezone(timedelta(hours=1))
+    created = datetime(2024, 3, 1, 9, 30, tzinfo=lisbon)
+    updated = datetime(2024, 3, 2, 18, 0, 0, 5, tzinfo=timezone(timedelta(hours=-11)))
+    store.restore_items([RestoreOp(NS, "tz", {"text": "Moved to Lisbon"}, created, updated)])
+    item = store.get(NS, "tz")
+    assert item is not None
+    assert item.created_at.isoformat() == created.isoformat()  # the offset too, as exported
+    assert item.updated_at.isoformat() == updated.isoformat()
+    assert export_record(item)["updated_at"] == updated.isoformat()
