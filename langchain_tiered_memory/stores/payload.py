@@ -186,30 +186,11 @@ def value_marks(value: Mapping[str, Any]) -> list[str]:
         >>> value_marks({"n": 1, "tags": ["x"]})[:3]
         ['k:["n"]', 'e:["n"]:n:1', 'k:["tags"]']
     """
-    marks: list[str] = []
-
-    def walk(v: Any, path: tuple[str, ...]) -> None:
-        where = _path_text(path)
-        if path:
-            marks.append(f"k:{where}")
-        if isinstance(v, Mapping):
-            if path:
-                marks.extend((f"o:{where}", f"h:{where}:{hash_json(v)}"))
-            for k, child in v.items():
-                walk(child, (*path, str(k)))
-        elif isinstance(v, list):
-            marks.extend((f"a:{where}", f"h:{where}:{hash_json(v)}"))
-        elif isinstance(v, bool):
-            marks.append(f"b:{where}:{'true' if v else 'false'}")
-        else:
-            marks.append(f"e:{where}:{scalar_token(v)}")
-
-    walk(value, ())
-    return marks
+    return layout_value(value).marks
 
 
-def numeric_view(value: Any) -> Any:
-    """The numbers of a JSON value, in their places; ``None`` when it holds none.
+def numeric_view(value: Mapping[str, Any]) -> Any:
+    """The numbers of a store value, in their places; ``None`` when it holds none.
 
     Range filters (``$gt`` ...) compare numbers only, through ``value.<path>``:
     objects keep their numeric fields, lists their numeric elements (a filter
@@ -222,17 +203,7 @@ def numeric_view(value: Any) -> Any:
         >>> numeric_view({"b": "x"}) is None
         True
     """
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, (int, float)):
-        return value
-    if isinstance(value, Mapping):
-        kept = {k: v for k, v in ((k, numeric_view(c)) for k, c in value.items()) if v is not None}
-        return kept or None
-    if isinstance(value, list):
-        items = [v for v in (numeric_view(c) for c in value) if v is not None]
-        return items or None
-    return None
+    return layout_value(value).numbers
 
 
 def _check(value: Any, depth: int, where: str) -> None:
@@ -394,20 +365,26 @@ def layout_value(value: Any) -> ValueLayout:
         >>> layout_value({"n": 1, "s": "x"}).marks
         ['k:["n"]', 'e:["n"]:n:1', 'k:["s"]', 'e:["s"]:s:x']
     """
-    if type(value) is dict:
-        marks: list[str] = []
-        try:
-            numbers = _walk(value, (), 1, marks)
-        except (_Unusual, RecursionError):
-            pass
-        else:
-            text = dumps(value)
-            size = len(text) if text.isascii() else len(text.encode("utf-8"))
-            if size > MAX_VALUE_BYTES:
-                normalize_value(value)  # raises the size error
-            return ValueLayout(value, text, marks, numbers)
+    plain = _plain_layout(value) if type(value) is dict else None
+    if plain is not None:
+        return plain
     normalized, text = normalize_value(value)
-    return ValueLayout(normalized, text, value_marks(normalized), numeric_view(normalized))
+    marks: list[str] = []
+    return ValueLayout(normalized, text, marks, _walk(normalized, (), 1, marks))
+
+
+def _plain_layout(value: dict[str, Any]) -> ValueLayout | None:
+    """The layout of a value made of plain JSON types only, or None to take the full check."""
+    marks: list[str] = []
+    try:
+        numbers = _walk(value, (), 1, marks)
+    except (_Unusual, RecursionError):
+        return None
+    text = dumps(value)
+    size = len(text) if text.isascii() else len(text.encode("utf-8"))
+    if size > MAX_VALUE_BYTES:
+        normalize_value(value)  # raises the size error
+    return ValueLayout(value, text, marks, numbers)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -501,7 +478,7 @@ def build_payload(
     ttl_minutes: float | None,
 ) -> dict[str, Any]:
     """The payload of one item with these times (``updated_us`` is ``order_us``)."""
-    layout = ValueLayout(value, value_json, value_marks(value), numeric_view(value))
+    layout = layout_value(value)._replace(text=value_json)
     updated = stamp(updated_at)
     return item_payload(
         namespace,
