@@ -129,8 +129,8 @@ def check_namespace(namespace: Any, *, allow_empty: bool = False) -> tuple[str, 
     Raises:
         NamespaceError: Say which label is wrong and how to fix it.
     """
-    if type(namespace) is tuple and namespace:  # a batch repeats a few namespaces
-        return _checked(namespace)
+    if type(namespace) is tuple and namespace and all(type(label) is str for label in namespace):
+        return _checked(namespace)  # a batch repeats a few namespaces
     return _check_namespace(namespace, allow_empty)
 
 

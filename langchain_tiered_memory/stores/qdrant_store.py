@@ -806,8 +806,18 @@ def _check_paths(*paths: NamespacePath | None) -> None:
 
 
 def _written(ops: Sequence[Op]) -> list[tuple[str, ...]]:
-    """The namespaces a batch puts or deletes items in, each once."""
-    return list(dict.fromkeys(tuple(op.namespace) for op in ops if isinstance(op, PutOp)))
+    """The namespaces a batch puts or deletes items in, each once.
+
+    A namespace with a label that is not a string cannot be written (the batch
+    refuses it with a ``NamespaceError``), so it is left out.
+    """
+    return list(
+        dict.fromkeys(
+            tuple(op.namespace)
+            for op in ops
+            if isinstance(op, PutOp) and all(type(label) is str for label in op.namespace)
+        )
+    )
 
 
 def _single(request: Any) -> Plan[Any]:

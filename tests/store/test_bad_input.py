@@ -82,6 +82,7 @@ BAD_NAMESPACES: dict[str, Any] = {
     "int-label": (1,),
     "none-label": ("users", None),
     "bytes-label": ("users", b"alice"),
+    "list-label": ("users", ["alice"]),
     "bare-string": "users",
 }
 
