@@ -101,6 +101,7 @@ class Config:
     seed: int = 42
     slow_points: int = 10_000
     isolated: bool = True
+    indexing_threads: int | None = None
 
 
 class Peer:
@@ -108,10 +109,11 @@ class Peer:
 
     uses_disk = True
 
-    def __init__(self, path: Path, embeddings: Embeddings, dims: int) -> None:
+    def __init__(self, path: Path, embeddings: Embeddings, config: Config) -> None:
         self.path = path
         self.embeddings = embeddings
-        self.dims = dims
+        self.dims = config.dims
+        self.config = config
         self.store: Any = None
 
     def index(self) -> dict[str, Any]:
@@ -136,10 +138,14 @@ class Peer:
 
 class TieredPeer(Peer):
     def open(self) -> None:
-        from langchain_tiered_memory.stores import QdrantMemoryStore
+        from langchain_tiered_memory.stores import EdgeOptimizers, QdrantMemoryStore
 
         index: Any = self.index()
-        self.store = QdrantMemoryStore.embedded(self.path, index=index, retrieval="dense")
+        threads = self.config.indexing_threads
+        optimizers = None if threads is None else EdgeOptimizers(indexing_threads=threads)
+        self.store = QdrantMemoryStore.embedded(
+            self.path, index=index, retrieval="dense", optimizers=optimizers
+        )
 
 
 class SqlitePeer(Peer):
@@ -284,7 +290,7 @@ def run_store(store: str, n: int, config: Config, workdir: str) -> dict[str, Any
     """Measure one store at ``n`` points (in a fresh process); returns its row as a dict."""
     data = make_data(n, config.namespaces, config.dims, config.queries, config.seed)
     path = Path(workdir) / f"{'tiered' if store.startswith('tiered') else store}-{n}"
-    peer = PEERS[store](path, LookupEmbeddings(data), config.dims)
+    peer = PEERS[store](path, LookupEmbeddings(data), config)
     missing(store)  # imported before the base figure: memory counts the store, not its code
     base = rss_mb()
     row: dict[str, Any] = {"store": store, "points": n, "queries": config.queries}
@@ -425,6 +431,11 @@ def parse_args(argv: list[str] | None = None) -> tuple[Config, str | None]:
     parser.add_argument(
         "--slow-points", type=int, default=10_000, help="most points for the slow peers"
     )
+    parser.add_argument(
+        "--indexing-threads",
+        type=int,
+        help="HNSW build threads of the project's store (default: Qdrant Edge's choice)",
+    )
     parser.add_argument("--in-process", action="store_true", help="no process per store")
     parser.add_argument("--json", help="also write the rows as JSON to this path")
     args = parser.parse_args(argv)
@@ -443,6 +454,7 @@ def parse_args(argv: list[str] | None = None) -> tuple[Config, str | None]:
         seed=args.seed,
         slow_points=args.slow_points,
         isolated=not args.in_process,
+        indexing_threads=args.indexing_threads,
     )
     return config, args.json
 
