@@ -1,26 +1,13 @@
 """The durable outbox: an SQLite (WAL) queue of writes that survives a crash.
 
-One file per memory directory (``<path>/outbox.sqlite3``). A write is on disk,
-committed, before :meth:`Outbox.enqueue` returns; concurrent submitters share
-one commit (group commit), so many threads pay for one ``fsync`` together.
-Rows move ``pending -> applied`` only after their handler has returned, and
-``pending -> dead`` after the last failed attempt; nothing is ever taken off
-the queue before it took effect. A process that is killed between applying a
-write and marking it applied replays that write on restart, which is why every
-handler must be idempotent.
-
-A lock file (``outbox.sqlite3.lock``) keeps a second process from draining the
-same outbox at once; the operating system releases it when the holder dies,
-even by ``SIGKILL``.
-
-A state file (``outbox.sqlite3.state``) records, at each open and clean close,
-the highest sequence number handed out and how many writes were pending. An
-outbox that is damaged (SQLite's ``quick_check`` fails), missing while writes
-were pending, rolled back (its sequence is below the recorded one), or missing
-its ``-wal`` file after an unclean stop is refused with a
-:class:`~langchain_tiered_memory.errors.OutboxDamagedError` naming the file and
-the repair; once SQLite reports damage while the outbox is open, every later
-call (acknowledgements included) raises that error too.
+A write is committed to ``<path>/outbox.sqlite3`` before :meth:`Outbox.enqueue`
+returns; concurrent submitters share one commit (group commit). Rows move
+``pending -> applied`` only after their handler returned (so handlers must be
+idempotent: a crash in between replays the write) and ``pending -> dead`` after
+the last failed attempt. A lock file keeps a second process out; a state file
+lets an open detect a damaged, missing, rolled-back or WAL-less outbox, refused
+with an :class:`~langchain_tiered_memory.errors.OutboxDamagedError` naming the
+repair (docs/reliability.md, "How damage is detected").
 
 Examples:
     >>> import tempfile, pathlib
@@ -73,6 +60,10 @@ logger = logging.getLogger(__name__)
 OUTBOX_FILENAME = "outbox.sqlite3"
 _DAMAGE_CODES = frozenset({11, 26})  # SQLITE_CORRUPT, SQLITE_NOTADB
 _SCHEMA_VERSION = 1
+_RESTORE = (
+    "restore it from a backup; to accept the loss of the writes it held, move it away and open "
+    "again"
+)
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS writes (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -222,6 +213,22 @@ def _high_water(conn: sqlite3.Connection) -> int:
     return int(row[0]) if row else 0
 
 
+def _check_integrity(path: Path, conn: sqlite3.Connection, state: dict[str, Any] | None) -> None:
+    """Run SQLite's ``quick_check`` and compare the sequence with the state file."""
+    problems = [row[0] for row in conn.execute("PRAGMA quick_check(5)").fetchall()]
+    if problems != ["ok"]:
+        raise OutboxDamagedError(
+            f"the outbox {path} is damaged ({'; '.join(map(str, problems))}): {_RESTORE}"
+        )
+    seq, recorded = _high_water(conn), int((state or {}).get("seq") or 0)
+    if seq < recorded:
+        raise OutboxDamagedError(
+            f"the outbox {path} has handed out writes up to {seq}, but it had reached write "
+            f"{recorded}: it was replaced by an older copy or lost commits; restore it and its "
+            f"-wal file from a backup, or delete {path.name}.state to accept the loss"
+        )
+
+
 def check_outbox(path: Path) -> None:
     """Check an outbox that is not open, read-only: its files, ``quick_check`` and sequence.
 
@@ -234,26 +241,12 @@ def check_outbox(path: Path) -> None:
         return
     try:
         conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            _check_integrity(path, conn, state)
+        finally:
+            conn.close()
     except sqlite3.Error as exc:
-        raise OutboxDamagedError(f"cannot open outbox {path}: {exc}") from exc
-    try:
-        problems = [row[0] for row in conn.execute("PRAGMA quick_check(5)").fetchall()]
-        seq = _high_water(conn)
-    except sqlite3.DatabaseError as exc:
-        raise OutboxDamagedError(f"the outbox {path} is damaged ({exc})") from exc
-    finally:
-        conn.close()
-    if problems != ["ok"]:
-        raise OutboxDamagedError(f"the outbox {path} is damaged ({'; '.join(map(str, problems))})")
-    if seq < int((state or {}).get("seq") or 0):
-        raise OutboxDamagedError(
-            f"the outbox {path} has handed out writes up to {seq}, but it had reached write "
-            f"{(state or {}).get('seq')}: it was replaced by an older copy or lost commits"
-        )
-
-
-def _to_datetime(epoch: float) -> datetime:
-    return datetime.fromtimestamp(epoch, tz=timezone.utc)
+        raise OutboxDamagedError(f"the outbox {path} is damaged ({exc}): {_RESTORE}") from exc
 
 
 class Outbox:
@@ -292,7 +285,7 @@ class Outbox:
             conn = sqlite3.connect(
                 self.path, isolation_level=None, check_same_thread=False, timeout=30.0
             )
-            self._check_integrity(conn, state)
+            _check_integrity(self.path, conn, state)
             mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
             if str(mode).lower() != "wal":
                 logger.warning("outbox %s: WAL unsupported here, using journal mode %s", path, mode)
@@ -309,19 +302,15 @@ class Outbox:
             _write_state(
                 self._state_path, {"clean": False, "seq": _high_water(conn), "wal": self._wal}
             )
-        except StoreDamagedError:
+        except (StoreDamagedError, sqlite3.Error) as exc:
             if conn is not None:
                 conn.close()
             self._release_lock()
-            raise
-        except sqlite3.Error as exc:
-            if conn is not None:
-                conn.close()
-            self._release_lock()
+            if not isinstance(exc, sqlite3.Error):
+                raise
             if _is_damage(exc):
                 raise OutboxDamagedError(
-                    f"cannot open outbox {self.path}: it is damaged ({exc}); restore it from a "
-                    "backup; to accept the loss of the writes it held, move it away and open again"
+                    f"cannot open outbox {self.path}: it is damaged ({exc}); {_RESTORE}"
                 ) from exc
             raise WriteBackError(
                 f"cannot open outbox {self.path} ({exc}): check the path is writable and is "
@@ -337,25 +326,6 @@ class Outbox:
         self._closed = False
 
     # ------------------------------------------------------------------ plumbing
-    def _check_integrity(self, conn: sqlite3.Connection, state: dict[str, Any] | None) -> None:
-        """Run SQLite's ``quick_check`` and compare the sequence with the state file."""
-        problems = [row[0] for row in conn.execute("PRAGMA quick_check(5)").fetchall()]
-        if problems != ["ok"]:
-            raise OutboxDamagedError(
-                f"cannot open outbox {self.path}: it is damaged ({'; '.join(map(str, problems))}); "
-                "restore it from a backup; to accept the loss of the writes it held, move it "
-                "away and open again"
-            )
-        recorded = int((state or {}).get("seq") or 0)
-        seq = _high_water(conn)
-        if seq < recorded:
-            raise OutboxDamagedError(
-                f"the outbox {self.path} has handed out writes up to {seq}, but it had reached "
-                f"write {recorded}: it was replaced by an older copy or lost commits; restore it "
-                f"and its -wal file from a backup, or delete {self._state_path.name} to accept "
-                "the loss"
-            )
-
     def _intact(self) -> bool:
         """After a failed write: whether SQLite's ``quick_check`` still passes."""
         try:
@@ -364,7 +334,7 @@ class Outbox:
             return not _is_damage(exc)
         return [row[0] for row in rows] == ["ok"]
 
-    def _damaged(self, exc: BaseException) -> OutboxDamagedError:
+    def _damaged(self, exc: object) -> OutboxDamagedError:
         """Remember that SQLite found the file damaged; every later call is refused."""
         self._damage = str(exc)
         return OutboxDamagedError(
@@ -376,10 +346,7 @@ class Outbox:
         if self._closed:
             raise WriteBackError(f"outbox {self.path} is closed: open a new writer")
         if self._damage is not None:
-            raise OutboxDamagedError(
-                f"the outbox {self.path} is damaged ({self._damage}): no write is acknowledged "
-                "until it is repaired; close the writer and restore the outbox from a backup"
-            )
+            raise self._damaged(self._damage)
 
     @contextmanager
     def _transaction(self, *, sync: bool = True) -> Iterator[sqlite3.Connection]:
@@ -434,20 +401,16 @@ class Outbox:
                 state = None
                 if self._damage is None:
                     try:
-                        pending = self._conn.execute(
+                        [(pending,)] = self._conn.execute(
                             "SELECT COUNT(*) FROM writes WHERE status = 'pending'"
-                        ).fetchone()[0]
-                        state = {
-                            "clean": True,
-                            "seq": _high_water(self._conn),
-                            "pending": int(pending),
-                        }
+                        ).fetchall()
+                        seq = _high_water(self._conn)
+                        state = {"clean": True, "seq": seq, "pending": pending, "wal": self._wal}
                     except sqlite3.Error as exc:  # the state file keeps "unclean"
                         logger.warning("outbox %s: could not read its state: %r", self.path, exc)
                 self._closed = True
                 self._conn.close()
                 if state is not None:
-                    state["wal"] = self._wal
                     try:
                         _write_state(self._state_path, state)
                     except OSError as exc:  # the next open checks as after a crash
@@ -607,8 +570,8 @@ class Outbox:
                 namespace=None if namespace is None else tuple(json.loads(namespace)),
                 attempts=attempts,
                 error=error or "",
-                created_at=_to_datetime(created),
-                failed_at=_to_datetime(updated),
+                created_at=datetime.fromtimestamp(created, tz=timezone.utc),
+                failed_at=datetime.fromtimestamp(updated, tz=timezone.utc),
             )
             for seq, key, op, payload, namespace, attempts, error, created, updated in rows
         ]
