@@ -1,23 +1,11 @@
 """Durable write-back: memory writes that survive a crash, applied with retries.
 
-A writer that keeps pending writes in an ``asyncio.Queue`` loses every queued
-write in a crash, and a failed write is gone.
-:class:`DurableMemoryWriter` instead commits each write to an on-disk outbox
-(:mod:`langchain_tiered_memory.writeback.outbox`) before acknowledging it; a
-background thread applies writes in submission order to a LangGraph
-``BaseStore`` with retries and exponential backoff; a write that fails on every
-attempt becomes a dead letter that stays visible (:meth:`~DurableMemoryWriter.dead_letters`)
-until re-queued. Opening a writer on the same path after a crash replays what
-was not applied.
-
-**Handlers must be idempotent.** A write is marked applied only after its
-handler returned; if the process dies in between, the write is applied again
-on restart. The built-in ``store.put``/``store.delete`` are idempotent by nature
-(same key, same value). A named handler should write under a key derived from
-its payload (upsert), never append or increment blindly.
-
-Only serialisable operations (:class:`WriteOp`) are durable; a Python callable
-cannot be stored, so a callable is refused.
+:class:`DurableMemoryWriter` commits each write to an on-disk outbox
+(:mod:`langchain_tiered_memory.writeback.outbox`) before acknowledging it and
+applies it in the background; see the class and docs/concepts/writeback.md.
+**Handlers must be idempotent**: a write is marked applied only after its
+handler returned, so a crash in between applies it again on restart. Only
+serialisable :class:`WriteOp` writes are durable; a callable is refused.
 
 Examples:
     >>> import tempfile
@@ -557,7 +545,7 @@ class DurableMemoryWriter:
             j = i
             while j < len(rows) and rows[j].op in BUILTIN_OPS:
                 j += 1
-            if j > i and self._try_store_batch(rows[i:j]):
+            if j > i + 1 and self._try_store_batch(rows[i:j]):
                 applied.extend(row.seq for row in rows[i:j])
                 i = j
                 continue
@@ -591,26 +579,21 @@ class DurableMemoryWriter:
 
     def _try_store_batch(self, rows: list[OutboxRow]) -> bool:
         """Apply consecutive put/delete rows in one ``store.batch``; False to go one by one."""
-        if len(rows) == 1:
-            return False
-        ops = [_builtin_op(row) for row in rows]
         try:
-            with started_at(self._started(rows)), writing(self.store, put_namespaces(ops)):
-                self.store.batch(ops)
+            self._store_batch(rows)
         except Exception:
             logger.debug("batched apply failed; applying one by one", exc_info=True)
             return False
         return True
 
-    def _apply_one(self, row: OutboxRow) -> None:
-        with started_at(self._started([row])):
-            self._apply_started(row)
+    def _store_batch(self, rows: list[OutboxRow]) -> None:
+        ops = [_builtin_op(row) for row in rows]
+        with started_at(self._started(rows)), writing(self.store, put_namespaces(ops)):
+            self.store.batch(ops)
 
-    def _apply_started(self, row: OutboxRow) -> None:
+    def _apply_one(self, row: OutboxRow) -> None:
         if row.op in BUILTIN_OPS:
-            ops = [_builtin_op(row)]
-            with writing(self.store, put_namespaces(ops)):
-                self.store.batch(ops)
+            self._store_batch([row])
             return
         handler = self._handlers.get(row.op)
         if handler is None:
@@ -618,23 +601,19 @@ class DurableMemoryWriter:
                 f"no handler registered for operation {row.op!r}: register it (or pass "
                 "handlers=... / start=False) before the worker starts, then retry_dead_letters()"
             )
-        handler(row.payload, self.store)
+        with started_at(self._started([row])):
+            handler(row.payload, self.store)
 
     def _failure(self, row: OutboxRow, exc: Exception) -> Failure:
         attempts = row.attempts + 1
         error = _error_text(exc)
-        if isinstance(exc, DiskFullError):  # not the write's fault: wait for space, never drop
-            delay = min(self.retry.delay(attempts, self._rng), _DISK_WAIT)
-            logger.warning(
-                "write %d (%s) waits for disk space, retrying in %.3fs: %s",
-                row.seq, row.op, delay, error,
-            )  # fmt: skip
-            return Failure(row.seq, error, self._clock() + delay)
-        if self.retry.should_retry(exc, attempts):
+        disk_full = isinstance(exc, DiskFullError)  # not the write's fault: wait, never drop
+        if disk_full or self.retry.should_retry(exc, attempts):
             delay = self.retry.delay(attempts, self._rng)
+            delay = min(delay, _DISK_WAIT) if disk_full else delay
             logger.warning(
-                "write %d (%s) failed on attempt %d of %d, retrying in %.3fs: %s",
-                row.seq, row.op, attempts, self.retry.max_attempts, delay, error,
+                "write %d (%s) failed on attempt %d (disk full: %s), retrying in %.3fs: %s",
+                row.seq, row.op, attempts, disk_full, delay, error,
             )  # fmt: skip
             return Failure(row.seq, error, self._clock() + delay)
         logger.error(
