@@ -1,28 +1,14 @@
 """The per-user erasure fence: no write that began before ``forget_user`` lands after it.
 
 Every call that may write a user's records takes the *erasure generation* when
-it starts: a tier's plan run (the drivers of
-:mod:`~langchain_tiered_memory.tiers.common.records` and of the semantic tier,
-which every tier method goes through), a trash move, a consolidation pass,
-an import, a ``queue_*`` call (the durable writer applies the write later with
-the generation of its submit). Each batch of writes under a user's prefix
-passes the fence of that user first:
-
-* ``forget_user`` raises the generation and holds the user's fence while it
-  deletes and purges (:func:`erasing` / :func:`aerasing`): it waits for the
-  batches already past the fence, and no new batch of that user passes until
-  it is done;
-* a batch of a call that started *before* that raise is refused with
-  :class:`~langchain_tiered_memory.errors.UserErasedError` (whatever it read may
-  be the erased data: it must not bring it back);
-* a batch of a call that started *after* it waits for the erasure to finish
-  and then lands in an empty user.
-
-Deletes pass the fence freely (they cannot bring data back). Threads wait
-blocking; asyncio tasks wait suspended, never blocking their event loop. The
-fence is per store object and per process, like the slot locks
-(:mod:`~langchain_tiered_memory.tiers.common.slot_lock`); a second process
-cannot open the same embedded store (``StoreLockedError``).
+it starts (:func:`call_started`); each batch of writes under a user's prefix
+passes that user's fence (:func:`writing`). ``forget_user`` raises the
+generation and holds the fence while it erases (:func:`erasing`): a batch of a
+call started before is refused with
+:class:`~langchain_tiered_memory.errors.UserErasedError`, one started after
+waits and lands in the emptied user. Deletes pass freely; threads block, tasks
+wait suspended. The fence is per store object and per process (see
+docs/reliability.md, "Writes racing a forget").
 
 Examples:
     >>> from langchain_tiered_memory.errors import UserErasedError
@@ -78,13 +64,8 @@ _STARTED: contextvars.ContextVar[int | None] = contextvars.ContextVar(
 )
 
 
-@dataclass(eq=False)
-class _Waiter:
-    """A thread (``event``) or a task (``future`` on ``loop``) waiting for a fence to change."""
-
-    loop: asyncio.AbstractEventLoop | None
-    event: threading.Event | None = None
-    future: asyncio.Future[None] | None = None
+_Waiter = threading.Event | asyncio.Future[None]
+"""A thread (its event) or a task (its future) waiting for a fence to change."""
 
 
 @dataclass(eq=False)
@@ -105,13 +86,6 @@ _FENCES: dict[tuple[int, Prefix], _Fence] = {}
 def generation() -> int:
     """The current erasure generation (how many erasures this process has started)."""
     return _generation
-
-
-def _running_loop() -> asyncio.AbstractEventLoop | None:
-    try:
-        return asyncio.get_running_loop()
-    except RuntimeError:
-        return None
 
 
 @contextmanager
@@ -170,22 +144,16 @@ def _fence(store: object, prefix: Prefix) -> _Fence:
     return fence
 
 
-def _forget_fence(store: object, prefix: Prefix, fence: _Fence) -> None:
-    """Drop an idle fence that records no erasure (keeps the table small)."""
-    if not (fence.erased_at or fence.erasing or fence.writing or fence.waiters):
-        _FENCES.pop((_store_id(store), prefix), None)
-
-
 def _wake_all(fence: _Fence) -> None:
     waiters, fence.waiters = fence.waiters, []
     for waiter in waiters:
-        if waiter.event is not None:
-            waiter.event.set()
-        elif waiter.loop is not None and waiter.future is not None:
-            try:
-                waiter.loop.call_soon_threadsafe(_resolve, waiter.future)
-            except RuntimeError:  # its event loop is closed: nobody waits any more
-                continue
+        if isinstance(waiter, threading.Event):
+            waiter.set()
+            continue
+        try:
+            waiter.get_loop().call_soon_threadsafe(_resolve, waiter)
+        except RuntimeError:  # its event loop is closed: nobody waits any more
+            continue
 
 
 def _resolve(future: asyncio.Future[None]) -> None:
@@ -226,13 +194,17 @@ def _leave(store: object, prefixes: list[Prefix], loop: asyncio.AbstractEventLoo
             fence.writer_loops.remove(loop)
             if not fence.writing:
                 _wake_all(fence)
-            _forget_fence(store, prefix, fence)
+            if not (fence.erased_at or fence.erasing or fence.writing or fence.waiters):
+                _FENCES.pop((_store_id(store), prefix), None)  # idle, records no erasure
 
 
 def _blocking_wait_check(fence: _Fence, what: str) -> None:
     """Refuse to block the thread of an event loop on a fence that loop must free."""
-    loop = _running_loop()
-    if loop is not None and (fence.eraser_loop is loop or loop in fence.writer_loops):
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:  # no event loop on this thread: nothing to deadlock
+        return
+    if fence.eraser_loop is loop or loop in fence.writer_loops:
         raise ConfigurationError(
             f"a synchronous {what} was called inside a running event loop while an async "
             "call of that loop holds the same user's erasure fence; it would wait forever: "
@@ -255,23 +227,21 @@ def _waits(
                 return
             if loop is None:
                 _blocking_wait_check(blocker, what)
-                waiter = _Waiter(loop=None, event=threading.Event())
-            else:
-                waiter = _Waiter(loop=loop, future=loop.create_future())
+            waiter = threading.Event() if loop is None else loop.create_future()
             blocker.waiters.append(waiter)
         yield waiter
 
 
 def _wait(waits: Iterator[_Waiter]) -> None:
     for waiter in waits:
-        assert waiter.event is not None
-        waiter.event.wait()
+        assert isinstance(waiter, threading.Event)
+        waiter.wait()
 
 
 async def _await(waits: Iterator[_Waiter]) -> None:
     for waiter in waits:
-        assert waiter.future is not None
-        await waiter.future
+        assert isinstance(waiter, asyncio.Future)
+        await waiter
 
 
 def _enter(
