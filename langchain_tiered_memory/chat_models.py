@@ -1,24 +1,13 @@
 """Chat models: one argument to choose a model, and calling it with a time limit.
 
-:func:`load_chat_model` turns one argument into a model: ``"offline"`` for the
-deterministic :class:`~langchain_tiered_memory.testing.offline_model.OfflineChatModel`,
-``"openai:<model>"`` for ``langchain-openai``'s ``ChatOpenAI`` (which honours
-``OPENAI_BASE_URL`` for any OpenAI-compatible server such as Ollama or vLLM), or
-any ``BaseChatModel`` passed through unchanged.
-
-Every LLM path of the memory (fact extraction, the consistency judge, episode
-reflection, the running summary) goes through :func:`invoke_with_timeout` or
-:func:`ainvoke_with_timeout`, so a hanging provider costs at most ``timeout``
-seconds per call instead of blocking a write for as long as it hangs.
-
-* Sync: the call runs in a worker thread (with the caller's context variables,
-  so callbacks and tracing still see the run); the caller stops waiting after
-  ``timeout`` seconds. Python cannot kill a thread, so a call that never returns
-  keeps its worker thread until the model's own client gives up: set a client
-  timeout on the chat model as well (e.g. ``ChatOpenAI(timeout=...)``).
-* Async: ``asyncio.wait_for`` cancels the call after ``timeout`` seconds.
-
-``timeout=None`` calls the model directly and waits as long as it takes.
+:func:`load_chat_model` turns ``"offline"``, ``"openai:<model>"`` or a
+``BaseChatModel`` into a model. Every LLM path of the memory (extraction, the
+consistency judge, reflection, the running summary) goes through
+:func:`invoke_with_timeout` or :func:`ainvoke_with_timeout`, so a hanging
+provider costs at most ``timeout`` seconds per call. The sync call runs in a
+worker thread (with the caller's context variables) that Python cannot kill:
+set a client timeout on the model as well (e.g. ``ChatOpenAI(timeout=...)``).
+The async call is cancelled. ``timeout=None`` waits as long as it takes.
 
 Examples:
     >>> from langchain_tiered_memory.testing.fakes import ScriptedChatModel

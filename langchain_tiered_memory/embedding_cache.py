@@ -1,21 +1,11 @@
 """Cache query embeddings so one query is embedded once, however many tiers search it.
 
-Assembling a context runs several searches with the same query text (facts,
-episodes, strategies). :class:`CachedEmbeddings` wraps any LangChain
-``Embeddings`` and keeps the most recent query vectors in a small LRU cache;
-document embeddings pass straight through.
-
-:meth:`CachedEmbeddings.prefetch` starts embedding a query on a background
-thread; a later ``embed_query`` of the same text waits for that result instead
-of embedding it again. ``QdrantMemoryStore.prefetch_query`` uses it, and the
-context assembler through that, so that tiers searched at the same time share
-one embedding of the query (each missed the cache and embedded it before).
-
-The cache holds recent query *texts* in process memory. :meth:`CachedEmbeddings.clear`
-empties it; :func:`clear_embedding_cache` does so for any embeddings that
-follow the protocol (a :class:`CachedEmbeddings`, or any object with a
-``clear_cache()`` method), and ``TieredMemory.forget_user`` calls it so a
-forgotten user's queries do not stay in memory.
+:class:`CachedEmbeddings` keeps the most recent query vectors of any LangChain
+``Embeddings`` in a small LRU cache (documents pass straight through), and
+:meth:`~CachedEmbeddings.prefetch` embeds a query on a background thread so the
+tiers searched at the same time share one embedding. The cache holds recent
+query *texts* in process memory: ``TieredMemory.forget_user`` empties it with
+:func:`clear_embedding_cache`.
 
 Examples:
     >>> from langchain_tiered_memory.testing.fakes import HashingEmbeddings

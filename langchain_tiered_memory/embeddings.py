@@ -8,11 +8,8 @@ use, so nothing is downloaded and a damaged install fails loudly. The recipe
 is sentence-transformers' own: truncation at 256 tokens, mean pooling over the
 attention mask, then L2 normalisation (cosine similarity is a dot product).
 
-Texts are tokenized once, sorted by token length and run in padded batches of
-``batch_size`` (short texts are not padded to the longest of the whole call),
-and the vectors come back in input order. The ONNX session and the tokenizer
-are loaded lazily on first use and cached per process, keyed by file and
-options, so several memories in one process share one session.
+Texts run in length-sorted padded batches of ``batch_size``; vectors come back
+in input order. Session and tokenizer load on first use, cached per process.
 
 Examples:
     >>> from langchain_tiered_memory.embeddings import LocalEmbeddings
@@ -31,10 +28,10 @@ from __future__ import annotations
 
 import hashlib
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -72,6 +69,7 @@ _INT_TYPES: dict[str, type[np.signedinteger[Any]]] = {
     "tensor(int32)": np.int32,
 }
 
+T = TypeVar("T")
 Pooling = Literal["mean", "cls"]
 ThreadSpinning = Literal["run", "always", "off"]
 FloatArray = npt.NDArray[np.float32]
@@ -190,8 +188,8 @@ class _OnnxModel:
 
 
 _LOAD_LOCK = threading.Lock()
-_MODELS: dict[tuple[str, str | None, int | None, ThreadSpinning], _OnnxModel] = {}
-_TOKENIZERS: dict[tuple[str, str | None, int], Tokenizer] = {}
+_MODELS: dict[tuple[Any, ...], _OnnxModel] = {}
+_TOKENIZERS: dict[tuple[Any, ...], Tokenizer] = {}
 _DEFAULT_INSTANCES: dict[type[LocalEmbeddings], LocalEmbeddings] = {}
 
 
@@ -285,22 +283,13 @@ def _open_tokenizer(path: Path, sha256: str | None, max_length: int) -> Tokenize
     return tokenizer
 
 
-def _cached_model(
-    path: Path, sha256: str | None, num_threads: int | None, spinning: ThreadSpinning
-) -> _OnnxModel:
-    key = (str(path.resolve()), sha256, num_threads, spinning)
+def _cached(table: dict[Any, T], opener: Callable[..., T], path: Path, *args: Any) -> T:
+    """``opener(path, *args)``, opened once per process for the same file and arguments."""
+    key = (str(path.resolve()), *args)
     with _LOAD_LOCK:
-        if key not in _MODELS:
-            _MODELS[key] = _open_model(path, sha256, num_threads, spinning)
-        return _MODELS[key]
-
-
-def _cached_tokenizer(path: Path, sha256: str | None, max_length: int) -> Tokenizer:
-    key = (str(path.resolve()), sha256, max_length)
-    with _LOAD_LOCK:
-        if key not in _TOKENIZERS:
-            _TOKENIZERS[key] = _open_tokenizer(path, sha256, max_length)
-        return _TOKENIZERS[key]
+        if key not in table:
+            table[key] = opener(path, *args)
+        return table[key]
 
 
 def clear_cache() -> None:
@@ -338,9 +327,8 @@ class LocalEmbeddings(BaseModel, Embeddings):
         thread_spinning: What onnxruntime's worker threads do between tasks.
             ``"run"`` (default): spin while a call runs, sleep once it returns.
             ``"always"`` (onnxruntime's own default): keep spinning after each
-            call, which keeps a core busy. Beside Qdrant Edge's search threads
-            that spinning raised ``build_memory_context`` p99 from 48-55 to
-            64-66 ms and lowered its p50 by 0.6-3.3 ms (100k memories, 2 cores).
+            call, which keeps a core busy and raises the context p99 beside
+            Qdrant Edge's search threads (docs/benchmarks.md measures it).
             ``"off"``: never spin, which makes a single query about 0.5 ms slower.
 
     Examples:
@@ -396,31 +384,22 @@ class LocalEmbeddings(BaseModel, Embeddings):
 
     def _files(self) -> tuple[Path, str | None, Path, str | None]:
         """The model and tokenizer files to use, each with the sha256 to expect (or None)."""
+        model_sha, tok_sha = self.model_sha256, self.tokenizer_sha256
         if self.model_path is None:
-            model: tuple[Path, str | None] = (
-                _default_model_path(),
-                self.model_sha256 or DEFAULT_MODEL_SHA256,
-            )
-        else:
-            model = (self.model_path, self.model_sha256)
+            model_sha = model_sha or DEFAULT_MODEL_SHA256
         if self.tokenizer_path is None:
-            tok: tuple[Path, str | None] = (
-                DEFAULT_TOKENIZER_PATH,
-                self.tokenizer_sha256 or DEFAULT_TOKENIZER_SHA256,
-            )
-        else:
-            tok = (self.tokenizer_path, self.tokenizer_sha256)
-        return (*model, *tok)
+            tok_sha = tok_sha or DEFAULT_TOKENIZER_SHA256
+        model = self.model_path or _default_model_path()
+        return model, model_sha, self.tokenizer_path or DEFAULT_TOKENIZER_PATH, tok_sha
 
     def _load(self) -> tuple[_OnnxModel, Tokenizer]:
         """Load (once) and return the session and tokenizer; safe from many threads."""
         if self._model is None or self._tokenizer is None:
             model_path, model_sha, tok_path, tok_sha = self._files()
-            tokenizer = _cached_tokenizer(tok_path, tok_sha, self.max_length)
-            self._model = _cached_model(
-                model_path, model_sha, self.num_threads, self.thread_spinning
-            )
-            self._tokenizer = tokenizer
+            tokenizer = _cached(_TOKENIZERS, _open_tokenizer, tok_path, tok_sha, self.max_length)
+            spinning = self.thread_spinning
+            model = _cached(_MODELS, _open_model, model_path, model_sha, self.num_threads, spinning)
+            self._model, self._tokenizer = model, tokenizer
         return self._model, self._tokenizer
 
     def load(self) -> None:

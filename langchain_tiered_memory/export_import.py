@@ -1,18 +1,10 @@
 """Export and import of store records as JSON Lines, keeping each record's timestamps.
 
 One line per store item: ``format``, ``namespace``, ``key``, ``value``,
-``created_at`` and ``updated_at`` (ISO-8601). Import gives every record back
-with its own times, so recency ranking, ``as of`` queries and newest-first
-order behave as they did at the source:
-
-* a store with the :class:`~langchain_tiered_memory.stores.abilities.Restoring`
-  ability (:class:`QdrantMemoryStore`, both engines) writes
-  :class:`~langchain_tiered_memory.stores.restore.RestoreOp` records with their
-  own times; a custom store implements that protocol to keep timestamps on import;
-* LangGraph's ``InMemoryStore`` (best effort): the records are put, then their
-  times are set on the store's item dictionary (``InMemoryStore._data``);
-* any other ``BaseStore``: the records are put, so the store stamps them with
-  the import time; a warning says so.
+``created_at`` and ``updated_at`` (ISO-8601). Import keeps each record's times
+on a store with the :class:`~langchain_tiered_memory.stores.abilities.Restoring`
+ability and (best effort, through its item dictionary) on LangGraph's
+``InMemoryStore``; any other store stamps the import time, and a warning says so.
 
 Examples:
     >>> from langgraph.store.memory import InMemoryStore
@@ -318,20 +310,6 @@ def _put_batches(ops: Sequence[RestoreOp]) -> list[list[PutOp]]:
     return [*batches, batch] if batch else batches
 
 
-def _restamp(store: InMemoryStore, ops: Sequence[RestoreOp]) -> None:
-    data = store._data
-    for op in ops:
-        item = data.get(op.namespace, {}).get(op.key)
-        if item is not None:
-            data[op.namespace][op.key] = Item(
-                value=item.value,
-                key=op.key,
-                namespace=op.namespace,
-                created_at=ensure_aware(op.created_at),
-                updated_at=ensure_aware(op.updated_at),
-            )
-
-
 def _after_puts(store: BaseStore, ops: Sequence[RestoreOp]) -> None:
     """Give put records their own times where the store allows it, else warn."""
     inner = unwrap(store)
@@ -339,7 +317,16 @@ def _after_puts(store: BaseStore, ops: Sequence[RestoreOp]) -> None:
         # Best effort on LangGraph's InMemoryStore, which has no way to write
         # explicit times: replace its freshly stamped items (vectors untouched).
         with store.lock if isinstance(store, SerializedStore) else nullcontext():
-            _restamp(inner, ops)
+            for op in ops:
+                item = inner._data.get(op.namespace, {}).get(op.key)
+                if item is not None:
+                    inner._data[op.namespace][op.key] = Item(
+                        value=item.value,
+                        key=op.key,
+                        namespace=op.namespace,
+                        created_at=ensure_aware(op.created_at),
+                        updated_at=ensure_aware(op.updated_at),
+                    )
         return
     if ops:
         logger.warning(

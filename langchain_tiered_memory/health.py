@@ -1,16 +1,9 @@
 """Operational health figures: sizes, growth, staleness, consolidation, write-back.
 
-These are the "Operational Health" figures of the evaluation framework of the
-memory-architecture design this library implements.
-
-Computed by one scan of the store: sizes per user and tier, growth, the share
-of memories ever retrieved (episodes, current facts, and both together; access
-counts are statistics, not memories themselves), the staleness
-distribution of current facts,
-consolidation runs and their success rate, forgetting counts from the audit
-trail, write-back counts and recorded failures. :func:`compute_stats` and its
-async twin :func:`acompute_stats` differ only in their store calls; both fold
-the scanned items with the same :class:`StatsScan`.
+One scan of the store folds every item into a :class:`StatsScan` (sizes per
+user and tier, growth, the share of memories ever retrieved, the staleness of
+current facts, consolidation runs, forgetting counts); :func:`compute_stats`
+and :func:`acompute_stats` differ only in their store calls.
 
 Examples:
     >>> from langgraph.store.memory import InMemoryStore

@@ -318,7 +318,8 @@ class TieredMemory:
     def aexport_user(self, user_id: str) -> AsyncIterator[dict[str, Any]]:
         """Async twin of :meth:`export_user` (an async iterator: ``async for``)."""
         self._check_open("aexport_user")
-        return _aexport_records(self.runtime.ascan(MemoryScope(user_id).user_prefix))
+        items = self.runtime.ascan(MemoryScope(user_id).user_prefix)
+        return (export_record(item) async for item in items)
 
     def export_jsonl(self, user_id: str, path: str | os.PathLike[str]) -> int:
         """Write :meth:`export_user` to a JSON Lines file; returns the record count."""
@@ -677,12 +678,6 @@ def _store_options(
             f"unknown store option {', '.join(unknown)}: use one of {', '.join(sorted(accepted))}"
         )
     return options
-
-
-async def _aexport_records(items: AsyncIterator[Any]) -> AsyncIterator[dict[str, Any]]:
-    """The export records of ``items`` (as :meth:`TieredMemory.aexport_user` yields them)."""
-    async for item in items:
-        yield export_record(item)
 
 
 def _index_embeddings(store: BaseStore) -> list[Any]:

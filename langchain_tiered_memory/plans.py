@@ -1,19 +1,11 @@
 """Plans, and the one sync and one async driver that run them.
 
-A *plan* is a generator that yields requests (a batch of store operations, a
-prompt for a chat model, a lock to take) and receives their results. Logic that
-does I/O is written once, as a plan; :func:`run_plan` executes its requests with
-a plain function and :func:`arun_plan` with a coroutine function, so a sync
-method and its async twin differ only in the function they pass. The store
-(:mod:`~langchain_tiered_memory.stores.plan`), the tiers
-(:mod:`~langchain_tiered_memory.tiers.common.records`, the semantic tier's
-flows) and the summariser (:mod:`~langchain_tiered_memory.tiers.working.summary`)
-all run their plans here.
-
-An error raised while executing a request is raised inside the plan, at the
-``yield`` that made the request, so the plan can handle it or let it propagate;
-``handled=()`` propagates every error at once instead, leaving the plan where
-it stopped.
+A *plan* is a generator that yields requests (a store batch, a prompt, a lock)
+and receives their results, so I/O logic is written once: :func:`run_plan`
+executes the requests with a plain function, :func:`arun_plan` with a coroutine
+function (see ARCHITECTURE.md, "Two patterns that recur"). An error executing
+a request is raised inside the plan at the ``yield`` that made it;
+``handled=()`` propagates every error at once instead.
 
 Example:
     >>> def plan():

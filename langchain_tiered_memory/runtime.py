@@ -168,37 +168,22 @@ class UserTiers(Protocol):
 
     The consolidator and the write-back handlers work on this, so they need
     neither the facade nor each other.
+
+    Attributes:
+        scope: Whose memory this is.
+        runtime: The shared parts of the memory the user belongs to.
+        episodic: The user's episodes.
+        semantic: The user's entities and facts.
+        procedural: The user's tool statistics, strategies and preferences.
+        trash: The user's soft-deleted memories and audit trail.
     """
 
-    @property
-    def scope(self) -> MemoryScope:
-        """Whose memory this is."""
-        ...
-
-    @property
-    def runtime(self) -> MemoryRuntime:
-        """The shared parts of the memory the user belongs to."""
-        ...
-
-    @property
-    def episodic(self) -> EpisodicMemory:
-        """The user's episodes."""
-        ...
-
-    @property
-    def semantic(self) -> SemanticMemory:
-        """The user's entities and facts."""
-        ...
-
-    @property
-    def procedural(self) -> ProceduralMemory:
-        """The user's tool statistics, strategies and preferences."""
-        ...
-
-    @property
-    def trash(self) -> MemoryTrash:
-        """The user's soft-deleted memories and audit trail."""
-        ...
+    scope: MemoryScope
+    runtime: MemoryRuntime
+    episodic: EpisodicMemory
+    semantic: SemanticMemory
+    procedural: ProceduralMemory
+    trash: MemoryTrash
 
 
 UserResolver = Callable[[str, str | None], UserTiers]

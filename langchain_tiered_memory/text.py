@@ -1,17 +1,10 @@
 """Small text helpers shared across layers: the text analyser, one-line text, text at the door.
 
-* :func:`words`, :data:`STOPWORDS`, :func:`stem` and :func:`analyze`: the one
-  analyser of the package (tokens, stopwords, light stemming), used by the
-  benchmarks' BM25 baseline, conflict grouping, the consistency judge and the
-  speaker match.
-* :func:`content_words` and :func:`word_overlap`: what a text is about.
-* :func:`sanitize_line`: a memory's text made safe to show a model on one line
-  of a data frame (the frames themselves are built in
-  :mod:`langchain_tiered_memory.assembly.framing`).
-* :func:`check_text` and :func:`check_unicode`: text that public methods accept
-  (valid Unicode, not blank, not longer than a documented cap), refused with an
-  :class:`~langchain_tiered_memory.errors.InvalidInputError` otherwise.
-* :func:`cap_query`: a query cut to :data:`MAX_QUERY_CHARS`.
+The one analyser of the package (:func:`words`, :data:`STOPWORDS`, :func:`stem`,
+:func:`analyze`) and what a text is about (:func:`content_words`,
+:func:`word_overlap`); :func:`sanitize_line` for a memory shown to a model on
+one line; the checks of text that public methods accept (:func:`check_text`,
+:func:`check_unicode`, :func:`check_top_k`, :func:`cap_query`).
 
 Examples:
     >>> sorted(content_words("Forget that I am allergic to shellfish"))
@@ -66,18 +59,14 @@ _WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)*")
 _VOWEL = re.compile(r"[aeiouy]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
-"""C0 and C1 controls (every line break ``str.splitlines`` knows) and the Unicode
-line and paragraph separators."""
+"""C0 and C1 controls (every line break ``str.splitlines`` knows), U+2028 and U+2029."""
 _INVISIBLE = re.compile(
     "[\u00ad\u034f\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u115f\u1160"
     "\u180b-\u180f\u200b-\u200f\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff"
     "\uffa0\ufff9-\ufffb\U000110bd\U000110cd\U00013430-\U0001343f\U0001bca0-\U0001bca3"
     "\U0001d173-\U0001d17a\U000e0001-\U000e007f\U000e0100-\U000e01ef]"
 )
-"""Characters that change how text reads without being seen: every format character
-(Unicode category Cf: zero-width spaces and joiners, bidirectional embeddings,
-overrides and isolates, the byte-order mark, invisible tag characters),
-variation selectors and blank fillers."""
+"""Invisible characters: every format character (category Cf), variation selectors, fillers."""
 _ANGLE_LOOKALIKES = str.maketrans(
     dict.fromkeys(
         "<\u226e\ufe64\uff1c\u2329\u3008\u27e8\u276c\u276e\u2770\u02c2\u1438\u22d6", "\u2039"
@@ -86,13 +75,9 @@ _ANGLE_LOOKALIKES = str.maketrans(
         ">\u226f\ufe65\uff1e\u232a\u3009\u27e9\u276d\u276f\u2771\u02c3\u1433\u22d7", "\u203a"
     )
 )
-"""``<``, ``>`` and their look-alikes (full-width and small forms, which Unicode
-normalisation turns back into ``<`` and ``>``; angle brackets of CJK, mathematics
-and ornaments) become the single guillemets U+2039 and U+203A."""
+"""``<``, ``>`` and look-alikes (full-width, small, CJK, mathematical) become U+2039/U+203A."""
 _CONTROL_TOKEN = re.compile(r"\[(/?[A-Z][A-Z0-9_]*)\]")
-"""Square-bracket control tokens of chat templates (``[INST]``, ``[/INST]``,
-``[SYSTEM_PROMPT]``, ``[TOOL_CALLS]``); angle-bracket ones (``<|im_start|>``,
-``<start_of_turn>``, ``<s>``) are broken by the bracket mapping."""
+"""Square-bracket chat-template tokens (``[INST]``); angle-bracket ones fall to the mapping."""
 _SPACES = re.compile(r"[ \t]{2,}")
 
 _STOPWORD_TEXT = """

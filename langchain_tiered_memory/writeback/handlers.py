@@ -1,8 +1,5 @@
 """Named write-back operations of the tiers, for the durable writer.
 
-The agent's ``writeback`` node queues memory updates as serialisable
-:class:`~langchain_tiered_memory.writeback.ops.WriteOp` objects; the durable
-writer applies them off the hot path through the handlers registered here.
 Every handler is idempotent under replay: episodes and tool-use events are
 keyed by their ids, and a restated fact only reinforces a fact that does not
 already cite the same source episode.

@@ -1,15 +1,9 @@
 """What a durable write is: serialisable operations, the retry policy, and result records.
 
-A write is a :class:`WriteOp`: an operation name plus a JSON payload. Two
-operations are built in and applied to a LangGraph ``BaseStore``:
-``"store.put"`` and ``"store.delete"``. Any other name is applied by a handler
-registered on the writer (``writer.register("semantic.store_fact", handler)``).
-Only such serialisable operations can be made durable: a Python callable cannot
-outlive the process that created it.
-
-Every operation carries an idempotency key. When the caller gives none it is
-derived from the content (operation name and canonical JSON payload), so
-submitting the same write twice queues it once.
+A write is a :class:`WriteOp`: an operation name (``"store.put"``,
+``"store.delete"`` or a registered handler's) plus a JSON payload, with an
+idempotency key derived from the content when the caller gives none, so the
+same write submitted twice is queued once.
 
 Examples:
     >>> op = WriteOp.put(("memories", "alice"), "diet", {"text": "vegetarian"})
