@@ -50,12 +50,10 @@ def _bucket(days: float) -> str:
 
 
 def _parse(value: Any) -> datetime | None:
-    if isinstance(value, str):
-        try:
-            return ensure_aware(datetime.fromisoformat(value))
-        except ValueError:
-            return None
-    return None
+    try:
+        return ensure_aware(datetime.fromisoformat(value)) if isinstance(value, str) else None
+    except ValueError:
+        return None
 
 
 _ACCESS_ID = {"episodic": "episode_id", "semantic": "fact_id"}

@@ -170,7 +170,6 @@ class DurableMemoryWriter:
         self._outbox = Outbox(self.path / OUTBOX_FILENAME, fsync=fsync, clock=clock)
         self._cond = threading.Condition()
         self._generation = 0
-        self._stopping = False
         self._closed = False
         self._thread: threading.Thread | None = None
         self._worker_error: str | None = None
@@ -248,7 +247,6 @@ class DurableMemoryWriter:
 
     def _shutdown(self, timeout: float | None) -> None:
         with self._cond:
-            self._stopping = True
             self._closed = True
             self._cond.notify_all()
         thread = self._thread
@@ -298,7 +296,7 @@ class DurableMemoryWriter:
     def _wait_for_progress(self, generation: int, timeout: float) -> None:
         """Block until someone calls :meth:`_wake` after ``generation``, a stop, or ``timeout``."""
         with self._cond:
-            self._cond.wait_for(lambda: self._stopping or self._generation != generation, timeout)
+            self._cond.wait_for(lambda: self._closed or self._generation != generation, timeout)
 
     def _wake(self) -> None:
         with self._cond:
@@ -495,7 +493,7 @@ class DurableMemoryWriter:
     def _run(self) -> None:
         while True:
             with self._cond:
-                if self._stopping:
+                if self._closed:
                     return
                 generation = self._generation
             try:
