@@ -17,6 +17,7 @@ Examples:
 
 from __future__ import annotations
 
+import itertools
 import logging
 import threading
 from collections import Counter
@@ -137,25 +138,21 @@ class MemoryRuntime:
     def scan(self, prefix: tuple[str, ...]) -> Iterator[SearchItem]:
         """Every item in a namespace under ``prefix``, page by page (TTLs not refreshed)."""
         for ns in self.store.list_namespaces(prefix=prefix, limit=1_000_000):
-            offset = 0
-            while True:
+            for offset in itertools.count(0, _PAGE):
                 page = self.store.search(ns, limit=_PAGE, offset=offset, refresh_ttl=False)
                 yield from _own_items(page, ns)
                 if len(page) < _PAGE:
                     break
-                offset += _PAGE
 
     async def ascan(self, prefix: tuple[str, ...]) -> AsyncIterator[SearchItem]:
         """Async twin of :meth:`scan` (an async iterator)."""
         for ns in await self.store.alist_namespaces(prefix=prefix, limit=1_000_000):
-            offset = 0
-            while True:
+            for offset in itertools.count(0, _PAGE):
                 page = await self.store.asearch(ns, limit=_PAGE, offset=offset, refresh_ttl=False)
                 for item in _own_items(page, ns):
                     yield item
                 if len(page) < _PAGE:
                     break
-                offset += _PAGE
 
 
 def _own_items(page: list[SearchItem], namespace: tuple[str, ...]) -> list[SearchItem]:
