@@ -62,7 +62,7 @@ DEFAULT_TOKENIZER_PATH = Path(__file__).parent / "_data" / "minilm" / "tokenizer
 # Texts are tokenized and length-sorted in windows of this many batches, so a
 # very long call does not hold every tokenized text in memory at once.
 _SORT_WINDOW_BATCHES = 64
-_KNOWN_INPUTS = frozenset({"input_ids", "attention_mask", "token_type_ids"})
+_KNOWN_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 _TOKEN_OUTPUTS = ("last_hidden_state", "token_embeddings")
 _INT_TYPES: dict[str, type[np.signedinteger[Any]]] = {
     "tensor(int64)": np.int64,
@@ -237,7 +237,7 @@ def _open_model(
             f"onnxruntime cannot load {path}: {exc}; pass an ONNX sentence-transformer export"
         ) from exc
     inputs = {i.name: i.type for i in session.get_inputs()}
-    unknown = set(inputs) - _KNOWN_INPUTS
+    unknown = set(inputs) - set(_KNOWN_INPUTS)
     if "input_ids" not in inputs or unknown:
         raise ConfigurationError(
             f"ONNX model {path} has inputs {sorted(inputs)}; LocalEmbeddings feeds only "
@@ -254,9 +254,7 @@ def _open_model(
     last = outputs[names[0]][-1]
     return _OnnxModel(
         session=session,
-        input_names=tuple(
-            n for n in ("input_ids", "attention_mask", "token_type_ids") if n in inputs
-        ),
+        input_names=tuple(n for n in _KNOWN_INPUTS if n in inputs),
         input_dtype=_INT_TYPES.get(inputs["input_ids"], np.int64),
         output_name=names[0],
         dims=last if isinstance(last, int) else None,

@@ -249,14 +249,10 @@ class RetryPolicy:
     ) = default_retry_on
 
     def __post_init__(self) -> None:
-        for name in ("initial_interval", "max_interval"):
+        for name, least in (("initial_interval", 0), ("max_interval", 0), ("backoff_factor", 1)):
             value = getattr(self, name)
-            if not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
-                raise ConfigurationError(f"RetryPolicy.{name} must be a finite number >= 0")
-        if not isinstance(self.backoff_factor, (int, float)) or not (
-            math.isfinite(self.backoff_factor) and self.backoff_factor >= 1
-        ):
-            raise ConfigurationError("RetryPolicy.backoff_factor must be a finite number >= 1")
+            if not isinstance(value, (int, float)) or not math.isfinite(value) or value < least:
+                raise ConfigurationError(f"RetryPolicy.{name} must be a finite number >= {least}")
         if not isinstance(self.max_attempts, int) or self.max_attempts < 1:
             raise ConfigurationError(
                 f"RetryPolicy.max_attempts must be an int >= 1, got {self.max_attempts!r}"

@@ -86,11 +86,6 @@ def _error_text(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
-def _written_namespaces(ops: Sequence[WriteOp]) -> list[tuple[str, ...] | None]:
-    """The namespaces ``ops`` may write values to (deletes cannot bring data back)."""
-    return [op.namespace for op in ops if op.name != DELETE]
-
-
 def _builtin_op(row: OutboxRow) -> PutOp:
     payload = row.payload
     namespace = tuple(payload["namespace"])
@@ -321,7 +316,8 @@ class DurableMemoryWriter:
                 nothing was stored.
         """
         prepared = self._prepare(list(ops))
-        with call_started() as start, writing(self.store, _written_namespaces(prepared)):
+        written = [op.namespace for op in prepared if op.name != DELETE]  # deletes pass the fence
+        with call_started() as start, writing(self.store, written):
             with self._cond:
                 self._submitting += 1
             try:
