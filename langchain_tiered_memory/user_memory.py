@@ -298,13 +298,15 @@ class UserMemory:
                 ``top_k`` is not a positive int.
         """
         self.runtime.lifecycle.check_open("search")
-        checked, _ = _check_query(query, "search", top_k)
+        check_top_k(top_k)
+        checked, _ = _check_query(query, "search")
         return self._search_items(self.assembler.build(checked, token_budget=100_000), top_k)
 
     async def asearch(self, query: str, top_k: int = 5) -> list[MemoryItem]:
         """Async twin of :meth:`search`."""
         self.runtime.lifecycle.check_open("asearch")
-        checked, _ = _check_query(query, "asearch", top_k)
+        check_top_k(top_k)
+        checked, _ = _check_query(query, "asearch")
         ctx = await self.assembler.abuild(checked, token_budget=100_000)
         return self._search_items(ctx, top_k)
 
@@ -364,9 +366,8 @@ def _noted(ctx: MemoryContext, note: str | None) -> MemoryContext:
     return ctx
 
 
-def _check_query(query: Any, method: str, top_k: int = 1) -> tuple[str, str | None]:
+def _check_query(query: Any, method: str) -> tuple[str, str | None]:
     """The query to use (non-blank, valid Unicode, cut to ``MAX_QUERY_CHARS``) and a cut note."""
-    check_top_k(top_k)
     if not isinstance(query, str):
         raise InvalidInputError(
             f"{method} needs the query as a string, got {type(query).__name__}: pass the "
