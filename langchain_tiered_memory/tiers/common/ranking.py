@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal, TypeVar
@@ -54,10 +54,8 @@ __all__ = [
     "UtilityScore",
     "lexical_relevance",
     "query_terms",
-    "rank",
     "rank_candidates",
     "recency_score",
-    "relevance_from_similarity",
     "relevance_scores",
     "score_item",
     "term_set",
@@ -167,11 +165,6 @@ def _clip(value: float) -> float:
     return min(1.0, max(0.0, value))
 
 
-def relevance_from_similarity(similarity: float | None) -> float:
-    """Map a cosine similarity to ``[0, 1]`` by clipping; ``None`` (no query) gives 0."""
-    return 0.0 if similarity is None else _clip(float(similarity))
-
-
 def relevance_scores(
     similarities: Sequence[float | None], scale: RelevanceScale = "relative"
 ) -> list[float]:
@@ -181,7 +174,7 @@ def relevance_scores(
     if none is positive); ``"absolute"`` clips each score as a cosine similarity.
     """
     if scale == "absolute":
-        return [relevance_from_similarity(s) for s in similarities]
+        return [0.0 if s is None else _clip(float(s)) for s in similarities]
     best = max((float(s) for s in similarities if s is not None), default=0.0)
     if best <= 0 or math.isnan(best):
         return [0.0 for _ in similarities]
@@ -222,15 +215,6 @@ def score_item(
     )
 
 
-def rank(
-    items: Iterable[T], breakdown: Callable[[T], ScoreBreakdown]
-) -> list[tuple[T, ScoreBreakdown]]:
-    """Pair each item with its breakdown, highest total first (stable for ties)."""
-    scored = [(item, breakdown(item)) for item in items]
-    scored.sort(key=lambda pair: pair[1].total, reverse=True)
-    return scored
-
-
 def rank_candidates(
     candidates: Sequence[T],
     *,
@@ -253,18 +237,13 @@ def rank_candidates(
     """
     sims = [similarity(c) for c in candidates]
     rels = relevance_scores(sims, config.relevance_scale)
-    ranked = rank(
-        range(len(candidates)),
-        lambda i: score_item(
-            rels[i],
-            timestamp(candidates[i]),
-            importance(candidates[i]),
-            now=now,
-            config=config,
-            raw_similarity=sims[i],
-        ),
-    )
-    return [(candidates[i], s) for i, s in ranked]
+    ranked: list[tuple[T, ScoreBreakdown]] = []
+    for candidate, sim, rel in zip(candidates, sims, rels, strict=True):
+        when, weight = timestamp(candidate), importance(candidate)
+        score = score_item(rel, when, weight, now=now, config=config, raw_similarity=sim)
+        ranked.append((candidate, score))
+    ranked.sort(key=lambda pair: pair[1].total, reverse=True)  # stable for ties
+    return ranked
 
 
 # ---------------------------------------------------------------- one utility across tiers
@@ -274,43 +253,9 @@ _STEM_CHARS = 5
 
 
 QUERY_FILLER = frozenset(
-    [
-        "again",
-        "also",
-        "any",
-        "anything",
-        "after",
-        "before",
-        "could",
-        "current",
-        "currently",
-        "did",
-        "does",
-        "get",
-        "give",
-        "going",
-        "help",
-        "just",
-        "know",
-        "last",
-        "let",
-        "like",
-        "make",
-        "need",
-        "new",
-        "next",
-        "now",
-        "one",
-        "start",
-        "still",
-        "tell",
-        "thing",
-        "things",
-        "today",
-        "want",
-        "would",
-        "yes",
-    ]
+    """again also any anything after before could current currently did does get give
+    going help just know last let like make need new next now one
+    start still tell thing things today want would yes""".split()  # noqa: SIM905
 )
 """Words that say what a request wants done, not what it is about; they weigh nothing."""
 
