@@ -58,16 +58,7 @@ from langchain_tiered_memory.tiers.common.records import (
     validate_model,
 )
 from langchain_tiered_memory.tiers.common.scope import MemoryScope
-from langchain_tiered_memory.tiers.turns.defaults import (
-    Utterance,
-    apply_neighbour_boost,
-    apply_session_boost,
-    apply_speaker_boost,
-    apply_time_boost,
-    candidate_spread,
-    index_texts,
-    parse_time_expressions,
-)
+from langchain_tiered_memory.tiers.turns.enrich import Utterance, index_texts
 from langchain_tiered_memory.tiers.turns.models import (
     DENSE_FIELD,
     LEXICAL_FIELD,
@@ -79,6 +70,14 @@ from langchain_tiered_memory.tiers.turns.models import (
     stored_turn,
     turn_value,
 )
+from langchain_tiered_memory.tiers.turns.rerank import (
+    apply_neighbour_boost,
+    apply_session_boost,
+    apply_time_boost,
+    candidate_spread,
+)
+from langchain_tiered_memory.tiers.turns.speakers import apply_speaker_boost
+from langchain_tiered_memory.tiers.turns.temporal import parse_time_expressions
 from langchain_tiered_memory.types import ensure_aware
 
 __all__ = [

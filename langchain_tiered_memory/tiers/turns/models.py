@@ -3,7 +3,7 @@
 * :class:`ConversationTurn`: one turn to store (speaker, text, aware time, optional
   image caption and turn id), validated.
 * :class:`TurnsConfig`: how turns are indexed (the lexical and dense texts of
-  :func:`~langchain_tiered_memory.tiers.turns.defaults.index_texts`) and re-scored at search
+  :func:`~langchain_tiered_memory.tiers.turns.enrich.index_texts`) and re-scored at search
   time (candidate depth, neighbour, time and speaker boosts).
 * :class:`StoredTurn`, :class:`TurnScore`, :class:`TurnHit`: what search returns.
 * :func:`turn_value` / :func:`stored_turn`: the stored payload and back.
@@ -34,9 +34,9 @@ from langchain_tiered_memory.tiers.turns.defaults import (
     DEFAULT_SESSION_BOOST,
     DEFAULT_SPEAKER_BOOST,
     DEFAULT_TIME_BOOST,
-    EnrichConfig,
-    TimeBoost,
 )
+from langchain_tiered_memory.tiers.turns.enrich import EnrichConfig
+from langchain_tiered_memory.tiers.turns.rerank import TimeBoost
 from langchain_tiered_memory.types import aware_field
 
 __all__ = [
@@ -136,16 +136,16 @@ class TurnsConfig:
         dense_enrich: Embedded text of a turn (stored in :data:`DENSE_FIELD`).
         candidates: How many hits one store search fetches before re-scoring.
         neighbour_boost: Weight of
-            :func:`~langchain_tiered_memory.tiers.turns.defaults.apply_neighbour_boost` over the
+            :func:`~langchain_tiered_memory.tiers.turns.rerank.apply_neighbour_boost` over the
             previous and next turn of the same session; 0 turns it off.
         session_boost: Weight of
-            :func:`~langchain_tiered_memory.tiers.turns.defaults.apply_session_boost`: each turn
+            :func:`~langchain_tiered_memory.tiers.turns.rerank.apply_session_boost`: each turn
             gains this share of the best score among the other candidates of its
             session; 0 turns it off.
         time_boost: Boost of turns said at a time the query names ("in May 2023",
             "last Saturday"); None turns it off.
         speaker_boost: Added to the score of turns whose speaker the query names
-            (:func:`~langchain_tiered_memory.tiers.turns.defaults.apply_speaker_boost`); 0 turns
+            (:func:`~langchain_tiered_memory.tiers.turns.speakers.apply_speaker_boost`); 0 turns
             it off.
 
     Examples:
