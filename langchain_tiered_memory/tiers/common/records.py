@@ -1,15 +1,11 @@
-"""Plumbing shared by the episodic and procedural tiers: plans, pagination, time encoding.
+"""Plumbing shared by the tiers: plans, pagination, time encoding, record validation.
 
 A tier operation is written once, as a *plan*: a generator that yields effects
-(a batch of ``BaseStore`` operations, or a call such as an LLM request) and
-receives their results. :func:`run_plan` executes a plan with ``store.batch``
-and plain calls; :func:`arun_plan` with ``await store.abatch`` and awaited calls
-(both through the drivers of :mod:`langchain_tiered_memory.plans`). Each run is
-one call for the erasure fence (:mod:`langchain_tiered_memory.erasure_fence`):
-its writes pass the fence with the erasure generation of when it started.
-So every sync method and its async twin share all their logic; only the driver
-differs. An exception raised by an effect is thrown back into the plan, which
-may handle it (a failed reflection is recorded, not lost) or let it propagate.
+(:class:`StoreOps`, one ``batch``; :class:`Call`, e.g. an LLM request) and receives
+their results. :func:`run_plan` and :func:`arun_plan` drive it, so a sync method and
+its async twin share every line but the driver. Each run is one call for the erasure
+fence (:mod:`langchain_tiered_memory.erasure_fence`). An exception raised by an effect
+is thrown back into the plan, which may handle it or let it propagate.
 
 Examples:
     >>> from langgraph.store.base import GetOp, PutOp
