@@ -1,21 +1,11 @@
 """Episodic memory on any LangGraph ``BaseStore``: record, reflect, retrieve, rank.
 
-:class:`EpisodicMemory` keeps one user's (scope's) episodes in the store given
-to it; every filter (outcome, age, tags, session, time range, reflection status)
-runs inside the store. Similar episodes are ranked by relevance, recency and
-importance (:mod:`~langchain_tiered_memory.tiers.common.ranking`), each with a
-readable :class:`~langchain_tiered_memory.tiers.common.ranking.ScoreBreakdown`.
-
-Recording with a reflector stores the episode first, then asks the model; if
-the model fails the episode stays stored with ``reflection_status="pending"``
-and the error, and :meth:`EpisodicMemory.retry_reflections` tries again later.
-
-Retrievals count accesses per episode (``access_count``, ``last_accessed``)
-in process memory, with no store I/O; the counts are saved later
-(:mod:`~langchain_tiered_memory.tiers.common.access`).
-
-Every public method has an async twin (``record`` / ``arecord``, ...); both run
-the same plan (:mod:`~langchain_tiered_memory.tiers.common.records`).
+Every filter runs inside the store; similar episodes are ranked by relevance,
+recency and importance (:mod:`~langchain_tiered_memory.tiers.common.ranking`). A
+reflector's failure leaves the episode stored with ``reflection_status="pending"``
+for :meth:`EpisodicMemory.retry_reflections`. Retrievals count accesses in process
+(:mod:`~langchain_tiered_memory.tiers.common.access`). Sync and async methods run
+the same plans (:mod:`~langchain_tiered_memory.tiers.common.records`).
 
 Examples:
     >>> from langgraph.store.memory import InMemoryStore

@@ -1,21 +1,11 @@
 """How episodes are laid out in a ``BaseStore`` and how their filters are written.
 
-Namespaces (under :meth:`MemoryScope.namespace`): ``(..., "episodic", "episodes")``
-for episodes, keyed by ``episode_id``; ``(..., "episodic", "access")`` for
-retrieval counts (see :mod:`~langchain_tiered_memory.tiers.common.access`); ``(..., "episodic",
-"conversations")`` for the conversation index. Sibling sub-namespaces, so a
-search over episodes never sees the others.
-
-An episode's value is its JSON dump plus fields the store filters on:
-
-* ``text``: ``task | outcome | reflection``, the only field embedded;
-* ``created_ts``: ``created_at`` in epoch seconds, for ``$gte`` / ``$lte``;
-* ``session_id``: always present (``""`` when none), for ``$eq``;
-* one flag field per tag, ``tag_<escaped tag>: 1``. ``BaseStore`` filters have
-  no "contains", so a tag filter is an equality on its own field (an integer, the
-  most portable equality across stores); a match
-  on *any* of several tags runs one search per tag in a single batch.
-
+Sibling namespaces under ``(..., "episodic")``: ``episodes`` (keyed by ``episode_id``),
+``access`` (retrieval counts) and ``conversations``. An episode's value is its JSON dump
+plus the fields the store filters on: ``text`` (``task | outcome | reflection``, the
+only embedded field), ``created_ts`` (epoch seconds), ``session_id`` (``""`` when none)
+and one flag field per tag, ``tag_<escaped tag>: 1`` (``BaseStore`` filters have no
+"contains"; a match on any of several tags runs one search per tag in one batch).
 Only this module knows the layout.
 
 Examples:

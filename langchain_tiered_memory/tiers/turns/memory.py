@@ -1,23 +1,11 @@
 """The conversation-turn tier: every turn of a user's conversations, searchable.
 
-Each turn is stored once, under the user's ``turns`` namespace, with the texts
-its retrieval needs (see :mod:`langchain_tiered_memory.tiers.turns.defaults`):
-
-* an embedded text, ``[1:56 pm on 8 May, 2023] speaker: text``
-  (:data:`~.conversation_turns_models.DENSE_FIELD`);
-* a BM25 text with the two previous turns of the session, the date, the speaker,
-  the image caption and the turn twice (:data:`~.conversation_turns_models.LEXICAL_FIELD`,
-  indexed by a store built with ``lexical_fields=[LEXICAL_FIELD]``, as
-  ``TieredMemory.open`` builds it);
-* its session id and position in the session, so neighbouring turns are found
-  from stored data.
-
-:meth:`ConversationTurns.search` runs one store search for a pool of candidates
-(hybrid on ``QdrantMemoryStore``, dense on e.g. ``InMemoryStore``), then lets
-neighbouring turns of a session lend each other score, lets each turn share in
-the best match of its session, boosts turns said at a time the query names
-(resolved against ``now``, by default the latest stored turn) and turns whose
-speaker the query names.
+Each turn is stored once under the user's ``turns`` namespace with an embedded text
+(:data:`~.models.DENSE_FIELD`), a BM25 text with its session context
+(:data:`~.models.LEXICAL_FIELD`, see :mod:`~langchain_tiered_memory.tiers.turns.defaults`),
+and its session id and position, so neighbouring turns are found from stored data.
+:meth:`ConversationTurns.search` runs one store search for candidates, then applies
+the neighbour, session, time and speaker boosts of :class:`TurnsConfig`.
 
 Examples:
     >>> from datetime import datetime, timezone

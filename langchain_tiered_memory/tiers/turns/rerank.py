@@ -1,19 +1,9 @@
-"""Re-scoring a small, already fused candidate list.
+"""Re-scoring a small, already fused candidate list, with no model at query time.
 
-Re-scorers that need no model at query time:
-
-* :func:`apply_time_boost`: candidates whose timestamp falls in a time the query
-  names ("in July 2023", "last weekend"; see :mod:`.temporal`) gain
-  ``weight * time_match`` on their fused score.
-* :func:`apply_neighbour_boost`: a candidate gains part of the scores of the
-  candidates next to it in its conversation (an answer often sits one turn after
-  the question that names the topic).
-* :func:`apply_session_boost`: a candidate gains part of the best score among the
-  other candidates of its session (turns of the sitting the query is about rank
-  above isolated matches elsewhere).
-* :func:`rerank`: blend the fused score with any pairwise scorer (a cross-encoder you
-  load yourself, a lexical overlap, ...) over the top ``top_k`` candidates only, so
-  a costly scorer runs a bounded number of times per query.
+:func:`apply_time_boost` favours turns said at a time the query names,
+:func:`apply_neighbour_boost` lets adjacent turns lend each other score,
+:func:`apply_session_boost` lets turns share in their session's best match, and
+:func:`rerank` blends in any pairwise scorer over the top ``top_k`` candidates only.
 
 Examples:
     >>> from datetime import datetime, timedelta
