@@ -36,7 +36,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Literal, TypeVar
 
@@ -420,23 +420,12 @@ class UtilityScore:
     confidence: float
     prior: float
     quality: float
+    tier_rank: float
     utility: float
-    tier_rank: float = 1.0
 
     def as_dict(self) -> dict[str, float]:
         """The parts, for ``MemoryItem.score_breakdown``."""
-        return {
-            "relevance": self.relevance,
-            "lexical": self.lexical,
-            "similarity": self.similarity,
-            "importance": self.importance,
-            "recency": self.recency,
-            "confidence": self.confidence,
-            "prior": self.prior,
-            "quality": self.quality,
-            "tier_rank": self.tier_rank,
-            "utility": self.utility,
-        }
+        return asdict(self)
 
 
 def utility_score(
@@ -474,4 +463,4 @@ def utility_score(
     rank = _clip(tier_rank)
     utility = rel * ((1.0 - share) + share * quality)
     utility *= (1.0 - config.rank_share) + config.rank_share * rank
-    return UtilityScore(rel, lex, sim, *parts, quality=quality, utility=utility, tier_rank=rank)
+    return UtilityScore(rel, lex, sim, *parts, quality=quality, tier_rank=rank, utility=utility)
