@@ -26,7 +26,7 @@ import logging
 import re
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
 
@@ -129,21 +129,14 @@ class ConversationRecord:
 
     def to_value(self) -> dict[str, Any]:
         """The stored value (summary and topics embedded as ``text``)."""
-        value: dict[str, Any] = {
+        return asdict(self) | {
             "type": "conversation",
-            "conversation_id": self.conversation_id,
-            "summary": self.summary,
-            "topics": list(self.topics),
-            "message_count": self.message_count,
             "started_at": self.started_at.isoformat(),
             "ended_at": self.ended_at.isoformat(),
             "ended_ts": to_epoch(self.ended_at),
-            "topics_source": self.topics_source,
-            "topics_error": self.topics_error,
             "text": f"{self.summary} | topics: {', '.join(self.topics)}",
+            **{tag_field(t): TAG_FLAG for t in self.topics},
         }
-        value.update({tag_field(t): TAG_FLAG for t in self.topics})
-        return value
 
     @classmethod
     def from_value(cls, value: dict[str, Any]) -> ConversationRecord:
