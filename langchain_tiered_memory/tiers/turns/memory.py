@@ -30,7 +30,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
-from langgraph.store.base import BaseStore, GetOp, Item, PutOp, SearchItem, SearchOp
+from langgraph.store.base import BaseStore, GetOp, Item, PutOp, SearchOp
 
 from langchain_tiered_memory.errors import InvalidInputError
 from langchain_tiered_memory.text import check_top_k
@@ -165,13 +165,6 @@ def _merge(
     return turns, ids
 
 
-def _search_hits(
-    items: Sequence[SearchItem],
-) -> tuple[list[tuple[str, float]], dict[str, StoredTurn]]:
-    fused = [(i.key, float(i.score or 0.0)) for i in items]
-    return fused, {i.key: stored_turn(i.value) for i in items}
-
-
 def _neighbours(turns: Mapping[str, StoredTurn]) -> dict[str, list[str]]:
     """Key -> the candidates just before and after it in the same session."""
     at = {(t.session_id, t.position): k for k, t in turns.items()}
@@ -278,7 +271,8 @@ class ConversationTurns:
         if now is None and cfg.time_boost is not None:
             ops += (GetOp(self.meta_namespace, _LATEST_KEY),)
         items, *meta = yield StoreOps(ops)
-        fused, turns = _search_hits(items or [])
+        fused = [(i.key, float(i.score or 0.0)) for i in items]
+        turns = {i.key: stored_turn(i.value) for i in items}
         scale = cfg.score_scale()
         scores = {k: TurnScore(fused=s, scale=scale) for k, s in fused}
         centre, unit = candidate_spread([s for _, s in fused])

@@ -1,12 +1,4 @@
-"""Records of the conversation-turn tier: a turn as given, as stored, as found.
-
-* :class:`ConversationTurn`: one turn to store (speaker, text, aware time, optional
-  image caption and turn id), validated.
-* :class:`TurnsConfig`: how turns are indexed (the lexical and dense texts of
-  :func:`~langchain_tiered_memory.tiers.turns.enrich.index_texts`) and re-scored at search
-  time (candidate depth, neighbour, time and speaker boosts).
-* :class:`StoredTurn`, :class:`TurnScore`, :class:`TurnHit`: what search returns.
-* :func:`turn_value` / :func:`stored_turn`: the stored payload and back.
+"""Records of the conversation-turn tier: a turn as given, as stored, as found; its settings.
 
 Examples:
     >>> from datetime import datetime, timezone
@@ -71,15 +63,6 @@ MAX_SPREAD = 0.5
 is at most half the range, so the time and speaker boosts add at most half their weight."""
 
 
-def _check_id(value: str, what: str) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise ValueError(f"{what} is {value!r}: pass a non-empty string")
-    cleaned = value.strip()
-    if len(cleaned) > MAX_ID_LENGTH:
-        raise ValueError(f"{what} is {len(cleaned)} characters long: use at most {MAX_ID_LENGTH}")
-    return cleaned
-
-
 class ConversationTurn(BaseModel):
     """One turn of a conversation, as given to :meth:`ConversationTurns.add_turns`.
 
@@ -124,7 +107,14 @@ class ConversationTurn(BaseModel):
     @field_validator("turn_id")
     @classmethod
     def _turn_id(cls, value: str | None) -> str | None:
-        return None if value is None else _check_id(value, "turn_id")
+        cleaned = None if value is None else value.strip()
+        if cleaned == "":
+            raise ValueError(f"turn_id is {value!r}: pass a non-empty string")
+        if cleaned is not None and len(cleaned) > MAX_ID_LENGTH:
+            raise ValueError(
+                f"turn_id is {len(cleaned)} characters long: use at most {MAX_ID_LENGTH}"
+            )
+        return cleaned
 
 
 @dataclass(frozen=True)
