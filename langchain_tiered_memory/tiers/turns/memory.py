@@ -49,7 +49,6 @@ from langchain_tiered_memory.tiers.common.scope import MemoryScope
 from langchain_tiered_memory.tiers.turns.enrich import Utterance, index_texts
 from langchain_tiered_memory.tiers.turns.models import (
     DENSE_FIELD,
-    LEXICAL_FIELD,
     ConversationTurn,
     StoredTurn,
     TurnHit,
@@ -68,18 +67,7 @@ from langchain_tiered_memory.tiers.turns.speakers import apply_speaker_boost
 from langchain_tiered_memory.tiers.turns.temporal import parse_time_expressions
 from langchain_tiered_memory.types import ensure_aware
 
-__all__ = [
-    "DENSE_FIELD",
-    "LEXICAL_FIELD",
-    "AddTurnsResult",
-    "ConversationTurn",
-    "ConversationTurns",
-    "StoredTurn",
-    "TurnHit",
-    "TurnInput",
-    "TurnScore",
-    "TurnsConfig",
-]
+__all__ = ["AddTurnsResult", "ConversationTurns", "TurnInput"]
 
 TurnInput = ConversationTurn | Mapping[str, Any]
 """A turn to add: a :class:`ConversationTurn` or a dict of its fields."""
