@@ -29,7 +29,12 @@ from langchain_tiered_memory.tiers.common.records import (
     validate_model,
 )
 from langchain_tiered_memory.tiers.common.scope import MemoryScope
-from langchain_tiered_memory.tiers.episodic.models import Episode, Outcome, normalize_tags
+from langchain_tiered_memory.tiers.episodic.models import (
+    Episode,
+    Outcome,
+    normalize_tags,
+    parse_outcome,
+)
 from langchain_tiered_memory.types import Namespace
 
 __all__ = [
@@ -41,7 +46,6 @@ __all__ = [
     "episode_from_value",
     "episode_to_value",
     "episodes_namespace",
-    "parse_outcome",
     "tag_field",
     "tag_filters",
     "validate_episode",
@@ -118,19 +122,6 @@ def episode_from_value(value: dict[str, Any], access: dict[str, Any] | None = No
         data["access_count"] = int(access.get("access_count", 0))
         data["last_accessed"] = access.get("last_accessed")
     return Episode.model_validate(data)
-
-
-def parse_outcome(outcome: Outcome | str) -> Outcome:
-    """``outcome`` as an :class:`Outcome`.
-
-    Raises:
-        InvalidInputError: Not one of the known outcomes.
-    """
-    try:
-        return Outcome(outcome.strip().lower() if isinstance(outcome, str) else outcome)
-    except ValueError as exc:
-        known = [o.value for o in Outcome]
-        raise InvalidInputError(f"outcome {outcome!r} is unknown: use one of {known}") from exc
 
 
 def episode_filter(
