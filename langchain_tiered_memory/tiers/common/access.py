@@ -102,12 +102,7 @@ class AccessCounts:
         self, namespace: Namespace, records: Namespace, id_field: str, ids: Sequence[str], ts: float
     ) -> None:
         """Count one access of each record in ``ids`` at ``ts``."""
-        with self._lock:
-            unsaved = self._unsaved.setdefault(namespace, _Unsaved(records, id_field))
-            for record_id in dict.fromkeys(ids):
-                unsaved.counts[record_id] = _merge(
-                    unsaved.counts.get(record_id, (0, None)), (1, ts)
-                )
+        self.give_back({namespace: _Unsaved(records, id_field, dict.fromkeys(ids, (1, ts)))})
 
     def peek(self, namespace: Namespace, ids: Sequence[str]) -> dict[str, Count]:
         """The unsaved counts of ``ids`` (those with one)."""
@@ -133,7 +128,7 @@ class AccessCounts:
             return taken
 
     def give_back(self, taken: dict[Namespace, _Unsaved]) -> None:
-        """Count again what :meth:`take` returned and a failed save did not write."""
+        """Add ``taken`` to the unsaved counts (what a failed save did not write, new accesses)."""
         with self._lock:
             for namespace, back in taken.items():
                 unsaved = self._unsaved.setdefault(namespace, _Unsaved(back.records, back.id_field))
