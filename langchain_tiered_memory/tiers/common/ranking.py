@@ -363,12 +363,11 @@ class UtilityConfig:
             multiplied by ``(1 - rank_share) + rank_share * tier_rank``, where
             ``tier_rank`` is 1 for a tier's best match and falls linearly to
             its last (1 for memories a tier did not rank by the query).
-        tier_scored: Sections whose tier's own score (calibrated to ``[0, 1]``)
-            is the relevance of a memory that shares at least one term with the
-            query (one that shares none has relevance 0). The turn tier ranks
-            with dense and BM25 evidence, neighbouring turns, time and speaker,
-            which lexical overlap alone does not see; requiring a shared term
-            keeps out turns lifted only by a matching neighbour.
+        tier_scored: Sections whose tier's own score (calibrated to ``[0, 1]``) is
+            the relevance of a memory sharing at least one term with the query (one
+            sharing none has relevance 0): the turn tier sees evidence lexical
+            overlap does not, and the shared term keeps out turns lifted only by a
+            matching neighbour.
 
     Raises:
         ConfigurationError: A weight or share is negative, not finite or above its bound.

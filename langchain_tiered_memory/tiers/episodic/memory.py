@@ -80,15 +80,12 @@ class EpisodicConfig:
             nearest episodes from the store (at least ``min_candidates``), then
             re-ranks them with recency and importance.
         min_candidates: Lower bound of the candidate pool.
-        track_access: Count retrievals per episode (``access_count``,
-            ``last_accessed``), for consolidation and forgetting. Counting costs
-            a retrieval no store I/O (see :mod:`~langchain_tiered_memory.tiers.common.access`);
-            :meth:`EpisodicMemory.get`, the listings and consolidation read the counts.
-        access_counts_in_results: Also read the counts on retrieval, so that
-            ``retrieve_similar`` / ``retrieve_recent`` results carry them (this
-            retrieval included). Off by default: it costs a store read per
-            retrieval, and the results then carry ``access_count=0``,
-            ``last_accessed=None``.
+        track_access: Count retrievals per episode (``access_count``, ``last_accessed``)
+            for forgetting, with no store I/O; ``get``, the listings and consolidation
+            read the counts.
+        access_counts_in_results: Also read the counts (this retrieval included) into
+            ``retrieve_similar`` / ``retrieve_recent`` results, at a store read per
+            retrieval. Off: the results carry ``access_count=0``, ``last_accessed=None``.
         max_reflection_attempts: After this many failed tries an episode's
             reflection is marked ``failed`` and no longer retried automatically.
         recent_windows_hours: Growing time windows ``retrieve_recent`` searches
@@ -150,9 +147,8 @@ def _with_reflection(episode: Episode, reflection: Reflection) -> Episode:
 class EpisodicMemory(CountsAccess):
     """One scope's episodes in a ``BaseStore``, searchable by meaning and by time.
 
-    The store needs a vector index for :meth:`retrieve_similar` (any ``dims`` and
-    ``embed``; the ``text`` field is indexed explicitly on every write). Everything
-    else works on any store.
+    :meth:`retrieve_similar` needs a vector index (the ``text`` field is indexed
+    explicitly on every write); everything else works on any store.
 
     Args:
         store: Any LangGraph ``BaseStore``.
@@ -414,8 +410,6 @@ class EpisodicMemory(CountsAccess):
 
     def pin_episode(self, episode_id: str, pinned: bool = True) -> Episode:
         """Pin a recorded episode (``pinned=False``: unpin it); pinned episodes are never forgotten.
-
-        Consolidation forgets a pinned episode neither by age nor by the per-user size cap.
 
         Args:
             episode_id: The episode's id (``Episode.episode_id``).

@@ -42,10 +42,7 @@ DEFAULT_DENSE_ENRICH = EnrichConfig(context_before=0, include_caption=False, inc
 DEFAULT_NEIGHBOUR_BOOST = 0.6
 """Weight of :func:`.rerank.apply_neighbour_boost`: a turn gains this share of the mean lead
 of its previous and next turn over the candidates' mean score, when they are candidates
-too. All boosts are relative to the query's candidates (see :func:`.rerank.candidate_spread`):
-one query's candidates may lie close together on the store's ``[0, 1]`` scale and
-another's far apart, so a fixed addition would count for much in one and little in
-the other."""
+too (every boost is relative to the query's candidates, see :func:`.rerank.candidate_spread`)."""
 
 DEFAULT_SESSION_BOOST = 0.2
 """Weight of :func:`.rerank.apply_session_boost`: a turn gains this share of the lead of the

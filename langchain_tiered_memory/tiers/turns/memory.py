@@ -165,10 +165,9 @@ def _neighbours(turns: Mapping[str, StoredTurn]) -> dict[str, list[str]]:
 class ConversationTurns:
     """Store a user's conversation turns; find the turns that answer a question.
 
-    Works on any LangGraph ``BaseStore`` with a vector index. On a
-    ``QdrantMemoryStore`` built with ``lexical_fields=[LEXICAL_FIELD]`` (as
-    ``TieredMemory.open`` builds it) the candidates come from hybrid search over
-    the enriched BM25 text and the embedded text; on other stores from dense search.
+    Candidates come from hybrid search on a ``QdrantMemoryStore`` built with
+    ``lexical_fields=[LEXICAL_FIELD]`` (as ``TieredMemory.open`` builds it), from
+    dense search on any other ``BaseStore`` with a vector index.
 
     Args:
         store: Any ``BaseStore`` (give it a vector index for similarity search).
@@ -296,11 +295,9 @@ class ConversationTurns:
     def add_turns(self, session_id: str, turns: Sequence[TurnInput]) -> AddTurnsResult:
         """Store turns of one session, in the order they were said.
 
-        Turns are appended after the session's stored turns; a turn whose
-        ``turn_id`` is stored already replaces it in place, so adding the same
-        turns again writes nothing. Each turn's BM25 text includes the turns just
-        before it, so a later turn of the session is rewritten when one of those
-        changes.
+        Turns are appended after the session's stored turns; a turn whose ``turn_id``
+        is stored replaces it in place, so adding the same turns again writes nothing.
+        A later turn whose context (the turns just before it) changed is rewritten.
 
         Args:
             session_id: The conversation sitting the turns belong to; neighbouring
