@@ -105,10 +105,7 @@ async def arun_plan(store: BaseStore, plan: Plan[T]) -> T:
 
 
 def paginate(
-    namespace: Namespace,
-    filters: Sequence[dict[str, Any] | None],
-    *,
-    page_size: int = PAGE_SIZE,
+    namespace: Namespace, filters: Sequence[dict[str, Any] | None]
 ) -> Plan[list[list[SearchItem]]]:
     """Read every item matching each filter (no query), one batch per page round.
 
@@ -119,24 +116,24 @@ def paginate(
     open_ix = list(range(len(filters)))
     offset = 0
     while open_ix:
-        ops = tuple(SearchOp(namespace, filters[i], page_size, offset) for i in open_ix)
+        ops = tuple(SearchOp(namespace, filters[i], PAGE_SIZE, offset) for i in open_ix)
         pages: list[Result] = yield StoreOps(ops)
         still_open = []
         for i, page in zip(open_ix, pages, strict=True):
             items = cast("list[SearchItem]", page or [])
             results[i].extend(items)
-            if len(items) == page_size:
+            if len(items) == PAGE_SIZE:
                 still_open.append(i)
         open_ix = still_open
-        offset += page_size
+        offset += PAGE_SIZE
     return results
 
 
 def search_all(
-    namespace: Namespace, filters: Sequence[dict[str, Any] | None], *, page_size: int = PAGE_SIZE
+    namespace: Namespace, filters: Sequence[dict[str, Any] | None]
 ) -> Plan[list[SearchItem]]:
     """Like :func:`paginate`, merged into one list without duplicate keys (an OR)."""
-    pages = yield from paginate(namespace, filters, page_size=page_size)
+    pages = yield from paginate(namespace, filters)
     seen: set[str] = set()
     merged: list[SearchItem] = []
     for items in pages:

@@ -114,13 +114,10 @@ def episode_to_value(episode: Episode) -> dict[str, Any]:
     return value
 
 
-def episode_from_value(value: dict[str, Any], access: dict[str, Any] | None = None) -> Episode:
-    """Rebuild an episode from its stored value (and its access statistics, if any)."""
+def episode_from_value(value: dict[str, Any]) -> Episode:
+    """Rebuild an episode from its stored value (access counts are read by the tier)."""
     data = {k: v for k, v in value.items() if k in _EPISODE_FIELDS}
     data["session_id"] = data.get("session_id") or None
-    if access:
-        data["access_count"] = int(access.get("access_count", 0))
-        data["last_accessed"] = access.get("last_accessed")
     return Episode.model_validate(data)
 
 
