@@ -154,10 +154,9 @@ class TurnsConfig:
     def score_scale(self) -> float:
         """1 plus each boost's largest share: a turn's total divided by it stays in ``[0, 1]``.
 
-        The store's score is at most 1; the neighbour boost adds at most its weight
-        times 1, the session boost (which lends scores the neighbour boost raised) at
-        most its weight times ``1 + neighbour_boost``, the time and speaker boosts at
-        most their weight times the candidates' spread (at most 1/2).
+        At most: the store's score 1, the neighbour boost its weight, the session boost its
+        weight times ``1 + neighbour_boost``, the time and speaker boosts their weight
+        times the candidates' spread (at most 1/2).
 
         Example:
             >>> TurnsConfig(neighbour_boost=0.5, session_boost=0.0, time_boost=None,
