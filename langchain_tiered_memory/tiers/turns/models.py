@@ -10,7 +10,7 @@ Examples:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
 
@@ -277,19 +277,8 @@ class TurnHit:
 
 def turn_value(turn: StoredTurn, dense: str, lexical: str) -> dict[str, Any]:
     """The stored value of a turn, with its embedded and BM25 texts."""
-    return {
-        "type": TURN_TYPE,
-        "turn_id": turn.turn_id,
-        "session_id": turn.session_id,
-        "position": turn.position,
-        "speaker": turn.speaker,
-        "text": turn.text,
-        "caption": turn.caption,
-        "time": turn.time.isoformat(),
-        "ts": to_epoch(turn.time),
-        DENSE_FIELD: dense,
-        LEXICAL_FIELD: lexical,
-    }
+    value = asdict(turn) | {"time": turn.time.isoformat(), "ts": to_epoch(turn.time)}
+    return {"type": TURN_TYPE, **value, DENSE_FIELD: dense, LEXICAL_FIELD: lexical}
 
 
 def stored_turn(value: dict[str, Any]) -> StoredTurn:
