@@ -95,17 +95,9 @@ def extract_keywords(texts: Sequence[str], *, max_topics: int = 5) -> list[str]:
         >>> extract_keywords(["Kubernetes pod crash", "the pod restarts; kubernetes logs"])
         ['kubernetes', 'pod', 'crash', 'restarts', 'logs']
     """
-    counts: Counter[str] = Counter()
-    first: dict[str, int] = {}
-    for text in texts:
-        for match in _WORD.finditer(text):
-            word = match.group().lower().strip(".-")
-            if len(word) < 2 or word in _STOPWORDS:
-                continue
-            counts[word] += 1
-            first.setdefault(word, len(first))
-    ordered = sorted(counts, key=lambda w: (-counts[w], first[w]))
-    return ordered[:max_topics]
+    words = (m.group().lower().strip(".-") for text in texts for m in _WORD.finditer(text))
+    counts = Counter(w for w in words if len(w) >= 2 and w not in _STOPWORDS)
+    return [word for word, _ in counts.most_common(max_topics)]  # ties: first seen first
 
 
 class ConversationTopics(BaseModel):
