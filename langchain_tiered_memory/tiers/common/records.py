@@ -24,6 +24,7 @@ import json
 from collections.abc import Awaitable, Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from itertools import chain
 from typing import Any, TypeAlias, TypeVar, cast
 
 from langgraph.store.base import BaseStore, Op, Result, SearchItem, SearchOp
@@ -134,14 +135,10 @@ def search_all(
 ) -> Plan[list[SearchItem]]:
     """Like :func:`paginate`, merged into one list without duplicate keys (an OR)."""
     pages = yield from paginate(namespace, filters)
-    seen: set[str] = set()
-    merged: list[SearchItem] = []
-    for items in pages:
-        for item in items:
-            if item.key not in seen:
-                seen.add(item.key)
-                merged.append(item)
-    return merged
+    merged: dict[str, SearchItem] = {}
+    for item in chain.from_iterable(pages):
+        merged.setdefault(item.key, item)  # the first page that has a key keeps its place
+    return list(merged.values())
 
 
 def to_epoch(value: datetime) -> float:
