@@ -169,10 +169,6 @@ class MemoryTrash:
                 ops.append(PutOp(self.trash_namespace, item.key, None))
         return (yield from _write(ops)) // 2
 
-    def _audit_plan(self) -> Plan[list[AuditRecord]]:
-        items = yield from search_all(self.audit_namespace, [None])
-        return _records(items)
-
     # -- sync and async ------------------------------------------------------------
 
     def soft_delete(self, namespace: Namespace, key: str, *, reason: str) -> bool:
@@ -209,11 +205,11 @@ class MemoryTrash:
 
     def audit_log(self) -> list[AuditRecord]:
         """The audit trail of this scope, oldest first."""
-        return run_plan(self.store, self._audit_plan())
+        return _records(run_plan(self.store, search_all(self.audit_namespace, [None])))
 
     async def aaudit_log(self) -> list[AuditRecord]:
         """Async twin of :meth:`audit_log`."""
-        return await arun_plan(self.store, self._audit_plan())
+        return _records(await arun_plan(self.store, search_all(self.audit_namespace, [None])))
 
 
 def _records(items: list[SearchItem]) -> list[AuditRecord]:

@@ -364,8 +364,7 @@ class EpisodicMemory(CountsAccess):
         limit = _positive_int(limit, "limit")
         flt = episode_filter(reflection_status=ReflectionStatus.PENDING.value)
         (items,) = yield StoreOps((SearchOp(self.namespace, flt, limit, 0),))
-        episodes = sorted((episode_from_value(i.value) for i in items), key=lambda e: e.created_at)
-        return episodes
+        return sorted((episode_from_value(i.value) for i in items), key=lambda e: e.created_at)
 
     def _retry_plan(self, reflector: EpisodeReflector, limit: int) -> Plan[ReflectionRetryResult]:
         pending = yield from self._pending_plan(limit)
