@@ -32,7 +32,6 @@ from langchain_tiered_memory.tiers.turns.defaults import (
     DEFAULT_SESSION_BOOST,
     DEFAULT_SPEAKER_BOOST,
     DEFAULT_TIME_BOOST,
-    apply_speaker_boost,
 )
 from langchain_tiered_memory.tiers.turns.enrich import EnrichConfig, Utterance, index_texts
 from langchain_tiered_memory.tiers.turns.rerank import (
@@ -41,6 +40,7 @@ from langchain_tiered_memory.tiers.turns.rerank import (
     apply_session_boost,
     apply_time_boost,
 )
+from langchain_tiered_memory.tiers.turns.speakers import apply_speaker_boost
 from langchain_tiered_memory.tiers.turns.temporal import parse_time_expressions
 
 if TYPE_CHECKING:

@@ -1,27 +1,13 @@
-"""Consolidation: extract, learn, merge, forget.
+"""Consolidation: extract, learn, merge, forget, in one resumable pass over one user's memory.
 
-One pass over one user's memory:
-
-1. **Extract** durable facts from episodes recorded since the last pass,
-   through the semantic tier's own write path (heuristic extractor, and the
-   LLM extractor when the memory has a model), citing the episode. Episodes
-   whose ``context["facts_extracted"]`` is true (the agent already extracted
-   that turn's facts at write-back) are skipped.
-2. **Learn** tool statistics from ``tool_call: <name>`` steps of those
-   episodes (each step keyed by episode and position, so a pass run again counts it once).
-   Episodes whose ``context["tool_uses_recorded"]`` is true (the agent counted
-   that turn's tool uses at write-back) are skipped.
-3. **Merge** near-duplicate current facts of an entity: the more confident one
-   stays, gains the other's provenance, and the other goes to the trash.
-4. **Forget** what the :class:`ForgettingPolicy` says (age, low confidence,
-   contradictions, the per-user size cap), as soft deletes with an audit
-   record; pinned memories are never forgotten. Purge the trash after the
-   grace period.
-
-The pass is resumable: a cursor (the last episode processed) is saved after
-every episode, so a pass that was interrupted continues where it stopped. It
-reports progress through a callback and never blocks writers: it works in
-small store operations. A record of each run feeds :meth:`TieredMemory.stats`.
+The steps (see ``docs/concepts/consolidation.md``): extract facts from new episodes
+through the semantic tier's write path, citing the episode; learn tool statistics
+from their ``tool_call: <name>`` steps (each step counted once); merge near-duplicate
+current facts of an entity; forget what the :class:`ForgettingPolicy` says, as
+audited soft deletes (pinned memories never); purge the trash after the grace
+period. Episodes whose ``context`` says ``facts_extracted`` or ``tool_uses_recorded``
+(the agent did it at write-back) skip that step. A cursor saved after every episode
+lets an interrupted pass resume; each run's record feeds :meth:`TieredMemory.stats`.
 
 Examples:
     >>> from langgraph.store.memory import InMemoryStore
@@ -103,9 +89,7 @@ def _tool_steps(episode: Episode) -> list[ToolUsageRecord]:
                 context=episode.task_description,
                 success=not failed,
                 error_message=step.observation if failed else "",
-                timestamp=step.timestamp
-                if getattr(step, "timestamp", None)
-                else episode.created_at,
+                timestamp=step.timestamp,
                 record_id=uuid.uuid5(uuid.NAMESPACE_OID, f"{episode.episode_id}:{i}").hex,
             )
         )
@@ -205,15 +189,13 @@ class MemoryConsolidator:
             facts.extend(self.user.semantic.get_facts(entity.entity_id))
         return facts
 
-    def _fresh_fact(self, fact_id: str) -> Fact | None:
-        """The fact as stored now, if it is still current."""
-        fact = self.user.semantic.get_fact(fact_id)
-        return fact if fact is not None and fact.is_current else None
-
     def _fresh_pair(self, keep: Fact, other: Fact) -> tuple[Fact, Fact] | None:
         """Both duplicates as stored now, or ``None`` if either is no longer one."""
-        fresh_keep, fresh_other = self._fresh_fact(keep.fact_id), self._fresh_fact(other.fact_id)
+        semantic = self.user.semantic
+        fresh_keep, fresh_other = semantic.get_fact(keep.fact_id), semantic.get_fact(other.fact_id)
         if fresh_keep is None or fresh_other is None or fresh_other.pinned:
+            return None
+        if not (fresh_keep.is_current and fresh_other.is_current):
             return None
         if word_set_similarity(fresh_keep.content, fresh_other.content) < self.duplicate_threshold:
             return None

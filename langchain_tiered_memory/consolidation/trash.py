@@ -6,7 +6,8 @@ moves the item into the scope's trash namespace and writes an audit record
 policy's grace period :meth:`MemoryTrash.purge_expired` deletes trashed items
 for good (audited too). Works on any LangGraph ``BaseStore``; each move is one
 ``batch`` call (copy to trash, audit, delete original), and replaying it after
-a crash is harmless.
+a crash is harmless. Sync and async methods run the same plans
+(:mod:`~langchain_tiered_memory.tiers.common.records`).
 
 Examples:
     >>> from langgraph.store.memory import InMemoryStore
@@ -25,14 +26,20 @@ from __future__ import annotations
 import hashlib
 import json
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from langgraph.store.base import BaseStore, Item, Op, PutOp
+from langgraph.store.base import BaseStore, GetOp, Op, PutOp, SearchItem
 
-from langchain_tiered_memory.erasure_fence import awriting, call_started, put_namespaces, writing
+from langchain_tiered_memory.tiers.common.records import (
+    Plan,
+    StoreOps,
+    arun_plan,
+    run_plan,
+    search_all,
+)
 from langchain_tiered_memory.tiers.common.scope import MemoryScope
 from langchain_tiered_memory.types import Namespace, ensure_aware, utcnow
 
@@ -40,7 +47,6 @@ __all__ = ["AUDIT_LABEL", "TRASH_LABEL", "AuditRecord", "MemoryTrash"]
 
 TRASH_LABEL = "_trash"
 AUDIT_LABEL = "_audit"
-_PAGE = 500
 
 
 @dataclass(frozen=True)
@@ -62,6 +68,13 @@ def _trash_key(namespace: Namespace, key: str) -> str:
 def _content_hash(value: Any) -> str:
     raw = json.dumps(value, sort_keys=True, default=str, ensure_ascii=False)
     return hashlib.sha256(raw.encode("utf-8")).hexdigest()
+
+
+def _write(ops: list[Op]) -> Plan[int]:
+    """Run ``ops`` in one batch (none: no call); returns how many there were."""
+    if ops:
+        yield StoreOps(tuple(ops))
+    return len(ops)
 
 
 class MemoryTrash:
@@ -90,7 +103,7 @@ class MemoryTrash:
         """Where audit records live."""
         return self.scope.namespace(AUDIT_LABEL)
 
-    # -- pure planning ---------------------------------------------------------------
+    # -- plans -----------------------------------------------------------------------
 
     def _audit_op(
         self, action: str, namespace: Namespace, key: str, reason: str, value: Any
@@ -107,38 +120,43 @@ class MemoryTrash:
         }
         return PutOp(self.audit_namespace, uuid.uuid4().hex, record, index=False)
 
-    def _soft_delete_ops(self, item: Item | None, reason: str) -> list[Op]:
-        if item is None:
-            return []
-        namespace = tuple(item.namespace)
-        now = self.clock()
-        trashed = {
-            "namespace": list(namespace),
-            "key": item.key,
-            "value": item.value,
-            "reason": reason,
-            "deleted_at": now.isoformat(),
-            "deleted_ts": now.timestamp(),
-        }
-        return [
-            PutOp(self.trash_namespace, _trash_key(namespace, item.key), trashed, index=False),
-            self._audit_op("soft_delete", namespace, item.key, reason, item.value),
-            PutOp(namespace, item.key, None),
-        ]
+    def _soft_delete_plan(self, namespace: Namespace, key: str, reason: str) -> Plan[bool]:
+        (item,) = yield StoreOps((GetOp(namespace, key),))
+        ops: list[Op] = []
+        if item is not None:
+            namespace = tuple(item.namespace)
+            now = self.clock()
+            trashed = {
+                "namespace": list(namespace),
+                "key": item.key,
+                "value": item.value,
+                "reason": reason,
+                "deleted_at": now.isoformat(),
+                "deleted_ts": now.timestamp(),
+            }
+            ops = [
+                PutOp(self.trash_namespace, _trash_key(namespace, item.key), trashed, index=False),
+                self._audit_op("soft_delete", namespace, item.key, reason, item.value),
+                PutOp(namespace, item.key, None),
+            ]
+        return bool((yield from _write(ops)))
 
-    def _restore_ops(self, trashed: Item | None) -> list[Op]:
-        if trashed is None:
-            return []
-        v = trashed.value
-        namespace = tuple(v["namespace"])
-        return [
-            PutOp(namespace, v["key"], v["value"]),
-            self._audit_op("restore", namespace, v["key"], "restored", v["value"]),
-            PutOp(self.trash_namespace, trashed.key, None),
-        ]
+    def _restore_plan(self, namespace: Namespace, key: str) -> Plan[bool]:
+        (trashed,) = yield StoreOps((GetOp(self.trash_namespace, _trash_key(namespace, key)),))
+        ops: list[Op] = []
+        if trashed is not None:
+            v = trashed.value
+            namespace = tuple(v["namespace"])
+            ops = [
+                PutOp(namespace, v["key"], v["value"]),
+                self._audit_op("restore", namespace, v["key"], "restored", v["value"]),
+                PutOp(self.trash_namespace, trashed.key, None),
+            ]
+        return bool((yield from _write(ops)))
 
-    def _purge_ops(self, trashed: list[Any], grace: timedelta) -> list[Op]:
-        cutoff = self.clock() - grace
+    def _purge_plan(self, grace_period_days: float) -> Plan[int]:
+        trashed = yield from search_all(self.trash_namespace, [None])
+        cutoff = self.clock() - timedelta(days=grace_period_days)
         ops: list[Op] = []
         for item in trashed:
             v = item.value
@@ -149,115 +167,52 @@ class MemoryTrash:
                     )
                 )
                 ops.append(PutOp(self.trash_namespace, item.key, None))
-        return ops
+        return (yield from _write(ops)) // 2
 
-    # -- sync ------------------------------------------------------------------------
+    # -- sync and async ------------------------------------------------------------
 
     def soft_delete(self, namespace: Namespace, key: str, *, reason: str) -> bool:
         """Move an item to the trash; ``False`` if it does not exist."""
-        with call_started():  # what it read may be erased before it writes
-            ops = self._soft_delete_ops(self.store.get(namespace, key), reason)
-            if ops:
-                with writing(self.store, put_namespaces(ops)):
-                    self.store.batch(ops)
-            return bool(ops)
-
-    def restore(self, namespace: Namespace, key: str) -> bool:
-        """Put a trashed item back where it was; ``False`` if it is not in the trash."""
-        with call_started():  # what it read may be erased before it writes
-            trashed = self.store.get(self.trash_namespace, _trash_key(namespace, key))
-            ops = self._restore_ops(trashed)
-            if ops:
-                with writing(self.store, put_namespaces(ops)):
-                    self.store.batch(ops)
-            return bool(ops)
-
-    def list_trashed(self) -> list[Item]:
-        """Every trashed item of this scope."""
-        return _collect(
-            lambda offset: self.store.search(self.trash_namespace, limit=_PAGE, offset=offset)
-        )
-
-    def purge_expired(self, grace_period_days: float) -> int:
-        """Delete for good what has been in the trash longer than the grace period."""
-        with call_started():  # what it read may be erased before it writes
-            ops = self._purge_ops(self.list_trashed(), timedelta(days=grace_period_days))
-            if ops:
-                with writing(self.store, put_namespaces(ops)):
-                    self.store.batch(ops)
-            return len(ops) // 2
-
-    def audit_log(self) -> list[AuditRecord]:
-        """The audit trail of this scope, oldest first."""
-        items = _collect(
-            lambda offset: self.store.search(self.audit_namespace, limit=_PAGE, offset=offset)
-        )
-        return _records(items)
-
-    # -- async -----------------------------------------------------------------------
+        return run_plan(self.store, self._soft_delete_plan(namespace, key, reason))
 
     async def asoft_delete(self, namespace: Namespace, key: str, *, reason: str) -> bool:
         """Async twin of :meth:`soft_delete`."""
-        with call_started():  # what it read may be erased before it writes
-            ops = self._soft_delete_ops(await self.store.aget(namespace, key), reason)
-            if ops:
-                async with awriting(self.store, put_namespaces(ops)):
-                    await self.store.abatch(ops)
-            return bool(ops)
+        return await arun_plan(self.store, self._soft_delete_plan(namespace, key, reason))
+
+    def restore(self, namespace: Namespace, key: str) -> bool:
+        """Put a trashed item back where it was; ``False`` if it is not in the trash."""
+        return run_plan(self.store, self._restore_plan(namespace, key))
 
     async def arestore(self, namespace: Namespace, key: str) -> bool:
         """Async twin of :meth:`restore`."""
-        with call_started():  # what it read may be erased before it writes
-            trashed = await self.store.aget(self.trash_namespace, _trash_key(namespace, key))
-            ops = self._restore_ops(trashed)
-            if ops:
-                async with awriting(self.store, put_namespaces(ops)):
-                    await self.store.abatch(ops)
-            return bool(ops)
+        return await arun_plan(self.store, self._restore_plan(namespace, key))
 
-    async def alist_trashed(self) -> list[Item]:
+    def list_trashed(self) -> list[SearchItem]:
+        """Every trashed item of this scope."""
+        return run_plan(self.store, search_all(self.trash_namespace, [None]))
+
+    async def alist_trashed(self) -> list[SearchItem]:
         """Async twin of :meth:`list_trashed`."""
-        return await _acollect(
-            lambda offset: self.store.asearch(self.trash_namespace, limit=_PAGE, offset=offset)
-        )
+        return await arun_plan(self.store, search_all(self.trash_namespace, [None]))
 
-    async def aaudit_log(self) -> list[AuditRecord]:
-        """Async twin of :meth:`audit_log`."""
-        items = await _acollect(
-            lambda offset: self.store.asearch(self.audit_namespace, limit=_PAGE, offset=offset)
-        )
-        return _records(items)
+    def purge_expired(self, grace_period_days: float) -> int:
+        """Delete for good what has been in the trash longer than the grace period."""
+        return run_plan(self.store, self._purge_plan(grace_period_days))
 
     async def apurge_expired(self, grace_period_days: float) -> int:
         """Async twin of :meth:`purge_expired`."""
-        with call_started():  # what it read may be erased before it writes
-            ops = self._purge_ops(await self.alist_trashed(), timedelta(days=grace_period_days))
-            if ops:
-                async with awriting(self.store, put_namespaces(ops)):
-                    await self.store.abatch(ops)
-            return len(ops) // 2
+        return await arun_plan(self.store, self._purge_plan(grace_period_days))
+
+    def audit_log(self) -> list[AuditRecord]:
+        """The audit trail of this scope, oldest first."""
+        return _records(run_plan(self.store, search_all(self.audit_namespace, [None])))
+
+    async def aaudit_log(self) -> list[AuditRecord]:
+        """Async twin of :meth:`audit_log`."""
+        return _records(await arun_plan(self.store, search_all(self.audit_namespace, [None])))
 
 
-def _collect(fetch: Callable[[int], list[Any]]) -> list[Any]:
-    out: list[Any] = []
-    while True:
-        page = fetch(len(out))
-        out.extend(page)
-        if len(page) < _PAGE:
-            return out
-
-
-async def _acollect(fetch: Callable[[int], Awaitable[list[Any]]]) -> list[Any]:
-    """Async twin of :func:`_collect`."""
-    out: list[Any] = []
-    while True:
-        page = await fetch(len(out))
-        out.extend(page)
-        if len(page) < _PAGE:
-            return out
-
-
-def _records(items: list[Any]) -> list[AuditRecord]:
+def _records(items: list[SearchItem]) -> list[AuditRecord]:
     records = [
         AuditRecord(
             action=v["action"],

@@ -12,14 +12,15 @@ from langchain_tiered_memory import TieredMemory
 from langchain_tiered_memory.errors import ConfigurationError, InvalidInputError
 from langchain_tiered_memory.testing.fakes import HashingEmbeddings
 from langchain_tiered_memory.tiers.common.scope import MemoryScope
-from langchain_tiered_memory.tiers.turns.defaults import EnrichConfig, TimeBoost, candidate_spread
-from langchain_tiered_memory.tiers.turns.memory import (
+from langchain_tiered_memory.tiers.turns.enrich import EnrichConfig
+from langchain_tiered_memory.tiers.turns.memory import ConversationTurns
+from langchain_tiered_memory.tiers.turns.models import (
     DENSE_FIELD,
     LEXICAL_FIELD,
     ConversationTurn,
-    ConversationTurns,
     TurnsConfig,
 )
+from langchain_tiered_memory.tiers.turns.rerank import TimeBoost, candidate_spread
 
 MAY = datetime(2023, 5, 8, 13, 56, tzinfo=timezone.utc)
 JULY = datetime(2023, 7, 14, 10, 0, tzinfo=timezone.utc)

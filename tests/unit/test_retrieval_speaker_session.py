@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from langchain_tiered_memory.errors import ConfigurationError
-from langchain_tiered_memory.tiers.turns.defaults import (
-    apply_session_boost,
+from langchain_tiered_memory.tiers.turns.rerank import apply_session_boost
+from langchain_tiered_memory.tiers.turns.speakers import (
     apply_speaker_boost,
     name_tokens,
     named_speakers,

@@ -1,22 +1,13 @@
 """How often each record (an episode, a fact) was retrieved: counted in process, saved later.
 
-A retrieval does no store I/O for its accesses: :meth:`RecordAccess.touch` adds
-them to a counter in this process (:class:`AccessCounts`, one per store, shared
-by every tier object on it). Reads of ``access_count`` / ``last_accessed``
-(the tiers' ``get`` and listings, consolidation's forgetting policy) add the
-unsaved counts to the saved ones. The counts are saved by :func:`save_access`:
-when ``TieredMemory`` closes, after a consolidation, before ``stats()`` and on
-the tiers' ``flush_access()``. A crash loses the counts not saved yet (a usage
-signal, never a memory).
-
-Saved counts are one item per record, keyed by its id, under
-``(..., <tier>, "access")``: ``{"<id field>": id, "count": n, "last": epoch seconds}``.
-A save writes counts only of records that still exist, so a retrieval that ran
-while its records were deleted cannot bring them back as counts.
-
-Forgetting a user: :meth:`AccessCounts.erasing` drops the user's unsaved counts
-and holds off every save until the caller has deleted the user's records; a
-save already running finishes first. Nothing of the user is written afterwards.
+A retrieval does no store I/O: :meth:`RecordAccess.touch` adds to a counter in this
+process (:class:`AccessCounts`, one per store). Reads of ``access_count`` /
+``last_accessed`` add the unsaved counts to the saved ones. :func:`save_access` saves
+them when ``TieredMemory`` closes, after a consolidation, before ``stats()`` and on
+``flush_access()``; a crash loses the unsaved counts (a usage signal, never a memory).
+Saved counts are one item per record under ``(..., <tier>, "access")``, written only
+for records that still exist. :meth:`AccessCounts.erasing` drops a user's unsaved
+counts and holds off every save while the user's records are deleted.
 
 Example:
     >>> from langgraph.store.memory import InMemoryStore
@@ -111,12 +102,7 @@ class AccessCounts:
         self, namespace: Namespace, records: Namespace, id_field: str, ids: Sequence[str], ts: float
     ) -> None:
         """Count one access of each record in ``ids`` at ``ts``."""
-        with self._lock:
-            unsaved = self._unsaved.setdefault(namespace, _Unsaved(records, id_field))
-            for record_id in dict.fromkeys(ids):
-                unsaved.counts[record_id] = _merge(
-                    unsaved.counts.get(record_id, (0, None)), (1, ts)
-                )
+        self.give_back({namespace: _Unsaved(records, id_field, dict.fromkeys(ids, (1, ts)))})
 
     def peek(self, namespace: Namespace, ids: Sequence[str]) -> dict[str, Count]:
         """The unsaved counts of ``ids`` (those with one)."""
@@ -142,7 +128,7 @@ class AccessCounts:
             return taken
 
     def give_back(self, taken: dict[Namespace, _Unsaved]) -> None:
-        """Count again what :meth:`take` returned and a failed save did not write."""
+        """Add ``taken`` to the unsaved counts (what a failed save did not write, new accesses)."""
         with self._lock:
             for namespace, back in taken.items():
                 unsaved = self._unsaved.setdefault(namespace, _Unsaved(back.records, back.id_field))

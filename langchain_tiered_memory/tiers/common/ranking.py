@@ -35,8 +35,8 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Literal, TypeVar
 
@@ -54,10 +54,8 @@ __all__ = [
     "UtilityScore",
     "lexical_relevance",
     "query_terms",
-    "rank",
     "rank_candidates",
     "recency_score",
-    "relevance_from_similarity",
     "relevance_scores",
     "score_item",
     "term_set",
@@ -167,11 +165,6 @@ def _clip(value: float) -> float:
     return min(1.0, max(0.0, value))
 
 
-def relevance_from_similarity(similarity: float | None) -> float:
-    """Map a cosine similarity to ``[0, 1]`` by clipping; ``None`` (no query) gives 0."""
-    return 0.0 if similarity is None else _clip(float(similarity))
-
-
 def relevance_scores(
     similarities: Sequence[float | None], scale: RelevanceScale = "relative"
 ) -> list[float]:
@@ -181,7 +174,7 @@ def relevance_scores(
     if none is positive); ``"absolute"`` clips each score as a cosine similarity.
     """
     if scale == "absolute":
-        return [relevance_from_similarity(s) for s in similarities]
+        return [0.0 if s is None else _clip(float(s)) for s in similarities]
     best = max((float(s) for s in similarities if s is not None), default=0.0)
     if best <= 0 or math.isnan(best):
         return [0.0 for _ in similarities]
@@ -222,15 +215,6 @@ def score_item(
     )
 
 
-def rank(
-    items: Iterable[T], breakdown: Callable[[T], ScoreBreakdown]
-) -> list[tuple[T, ScoreBreakdown]]:
-    """Pair each item with its breakdown, highest total first (stable for ties)."""
-    scored = [(item, breakdown(item)) for item in items]
-    scored.sort(key=lambda pair: pair[1].total, reverse=True)
-    return scored
-
-
 def rank_candidates(
     candidates: Sequence[T],
     *,
@@ -253,18 +237,13 @@ def rank_candidates(
     """
     sims = [similarity(c) for c in candidates]
     rels = relevance_scores(sims, config.relevance_scale)
-    ranked = rank(
-        range(len(candidates)),
-        lambda i: score_item(
-            rels[i],
-            timestamp(candidates[i]),
-            importance(candidates[i]),
-            now=now,
-            config=config,
-            raw_similarity=sims[i],
-        ),
-    )
-    return [(candidates[i], s) for i, s in ranked]
+    ranked: list[tuple[T, ScoreBreakdown]] = []
+    for candidate, sim, rel in zip(candidates, sims, rels, strict=True):
+        when, weight = timestamp(candidate), importance(candidate)
+        score = score_item(rel, when, weight, now=now, config=config, raw_similarity=sim)
+        ranked.append((candidate, score))
+    ranked.sort(key=lambda pair: pair[1].total, reverse=True)  # stable for ties
+    return ranked
 
 
 # ---------------------------------------------------------------- one utility across tiers
@@ -274,43 +253,9 @@ _STEM_CHARS = 5
 
 
 QUERY_FILLER = frozenset(
-    [
-        "again",
-        "also",
-        "any",
-        "anything",
-        "after",
-        "before",
-        "could",
-        "current",
-        "currently",
-        "did",
-        "does",
-        "get",
-        "give",
-        "going",
-        "help",
-        "just",
-        "know",
-        "last",
-        "let",
-        "like",
-        "make",
-        "need",
-        "new",
-        "next",
-        "now",
-        "one",
-        "start",
-        "still",
-        "tell",
-        "thing",
-        "things",
-        "today",
-        "want",
-        "would",
-        "yes",
-    ]
+    """again also any anything after before could current currently did does get give
+    going help just know last let like make need new next now one
+    start still tell thing things today want would yes""".split()  # noqa: SIM905
 )
 """Words that say what a request wants done, not what it is about; they weigh nothing."""
 
@@ -418,12 +363,11 @@ class UtilityConfig:
             multiplied by ``(1 - rank_share) + rank_share * tier_rank``, where
             ``tier_rank`` is 1 for a tier's best match and falls linearly to
             its last (1 for memories a tier did not rank by the query).
-        tier_scored: Sections whose tier's own score (calibrated to ``[0, 1]``)
-            is the relevance of a memory that shares at least one term with the
-            query (one that shares none has relevance 0). The turn tier ranks
-            with dense and BM25 evidence, neighbouring turns, time and speaker,
-            which lexical overlap alone does not see; requiring a shared term
-            keeps out turns lifted only by a matching neighbour.
+        tier_scored: Sections whose tier's own score (calibrated to ``[0, 1]``) is
+            the relevance of a memory sharing at least one term with the query (one
+            sharing none has relevance 0): the turn tier sees evidence lexical
+            overlap does not, and the shared term keeps out turns lifted only by a
+            matching neighbour.
 
     Raises:
         ConfigurationError: A weight or share is negative, not finite or above its bound.
@@ -475,23 +419,12 @@ class UtilityScore:
     confidence: float
     prior: float
     quality: float
+    tier_rank: float
     utility: float
-    tier_rank: float = 1.0
 
     def as_dict(self) -> dict[str, float]:
         """The parts, for ``MemoryItem.score_breakdown``."""
-        return {
-            "relevance": self.relevance,
-            "lexical": self.lexical,
-            "similarity": self.similarity,
-            "importance": self.importance,
-            "recency": self.recency,
-            "confidence": self.confidence,
-            "prior": self.prior,
-            "quality": self.quality,
-            "tier_rank": self.tier_rank,
-            "utility": self.utility,
-        }
+        return asdict(self)
 
 
 def utility_score(
@@ -529,4 +462,4 @@ def utility_score(
     rank = _clip(tier_rank)
     utility = rel * ((1.0 - share) + share * quality)
     utility *= (1.0 - config.rank_share) + config.rank_share * rank
-    return UtilityScore(rel, lex, sim, *parts, quality=quality, utility=utility, tier_rank=rank)
+    return UtilityScore(rel, lex, sim, *parts, quality=quality, tier_rank=rank, utility=utility)

@@ -1,15 +1,11 @@
-"""Plumbing shared by the episodic and procedural tiers: plans, pagination, time encoding.
+"""Plumbing shared by the tiers: plans, pagination, time encoding, record validation.
 
 A tier operation is written once, as a *plan*: a generator that yields effects
-(a batch of ``BaseStore`` operations, or a call such as an LLM request) and
-receives their results. :func:`run_plan` executes a plan with ``store.batch``
-and plain calls; :func:`arun_plan` with ``await store.abatch`` and awaited calls
-(both through the drivers of :mod:`langchain_tiered_memory.plans`). Each run is
-one call for the erasure fence (:mod:`langchain_tiered_memory.erasure_fence`):
-its writes pass the fence with the erasure generation of when it started.
-So every sync method and its async twin share all their logic; only the driver
-differs. An exception raised by an effect is thrown back into the plan, which
-may handle it (a failed reflection is recorded, not lost) or let it propagate.
+(:class:`StoreOps`, one ``batch``; :class:`Call`, e.g. an LLM request) and receives
+their results. :func:`run_plan` and :func:`arun_plan` drive it, so a sync method and
+its async twin share every line but the driver. Each run is one call for the erasure
+fence (:mod:`langchain_tiered_memory.erasure_fence`). An exception raised by an effect
+is thrown back into the plan, which may handle it or let it propagate.
 
 Examples:
     >>> from langgraph.store.base import GetOp, PutOp
@@ -28,6 +24,7 @@ import json
 from collections.abc import Awaitable, Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from itertools import chain
 from typing import Any, TypeAlias, TypeVar, cast
 
 from langgraph.store.base import BaseStore, Op, Result, SearchItem, SearchOp
@@ -109,10 +106,7 @@ async def arun_plan(store: BaseStore, plan: Plan[T]) -> T:
 
 
 def paginate(
-    namespace: Namespace,
-    filters: Sequence[dict[str, Any] | None],
-    *,
-    page_size: int = PAGE_SIZE,
+    namespace: Namespace, filters: Sequence[dict[str, Any] | None]
 ) -> Plan[list[list[SearchItem]]]:
     """Read every item matching each filter (no query), one batch per page round.
 
@@ -123,32 +117,28 @@ def paginate(
     open_ix = list(range(len(filters)))
     offset = 0
     while open_ix:
-        ops = tuple(SearchOp(namespace, filters[i], page_size, offset) for i in open_ix)
+        ops = tuple(SearchOp(namespace, filters[i], PAGE_SIZE, offset) for i in open_ix)
         pages: list[Result] = yield StoreOps(ops)
         still_open = []
         for i, page in zip(open_ix, pages, strict=True):
             items = cast("list[SearchItem]", page or [])
             results[i].extend(items)
-            if len(items) == page_size:
+            if len(items) == PAGE_SIZE:
                 still_open.append(i)
         open_ix = still_open
-        offset += page_size
+        offset += PAGE_SIZE
     return results
 
 
 def search_all(
-    namespace: Namespace, filters: Sequence[dict[str, Any] | None], *, page_size: int = PAGE_SIZE
+    namespace: Namespace, filters: Sequence[dict[str, Any] | None]
 ) -> Plan[list[SearchItem]]:
     """Like :func:`paginate`, merged into one list without duplicate keys (an OR)."""
-    pages = yield from paginate(namespace, filters, page_size=page_size)
-    seen: set[str] = set()
-    merged: list[SearchItem] = []
-    for items in pages:
-        for item in items:
-            if item.key not in seen:
-                seen.add(item.key)
-                merged.append(item)
-    return merged
+    pages = yield from paginate(namespace, filters)
+    merged: dict[str, SearchItem] = {}
+    for item in chain.from_iterable(pages):
+        merged.setdefault(item.key, item)  # the first page that has a key keeps its place
+    return list(merged.values())
 
 
 def to_epoch(value: datetime) -> float:

@@ -1,31 +1,17 @@
 """One writer per fact slot at a time, across threads and asyncio tasks of a process.
 
-A single-valued slot (``lives_in`` of one entity) must have one current fact.
-Writing one is read-decide-write: read the slot, compare, then supersede or
-reinforce. Two writers interleaving those steps would each supersede the value
-they read and both write a new current one. :class:`SlotLock` serialises them:
-every write to a slot holds the lock of ``(store, namespace, entity, slot)``
-from the read to the write. Procedural memory holds the same kind of lock
-while it updates a tool's statistics record or a strategy's counts.
+Writing a single-valued slot (``lives_in`` of one entity) is read-decide-write; two
+interleaved writers would both write a current value. Every write to a slot holds
+the lock of ``(store, namespace, entity, slot)`` from the read to the write;
+procedural memory holds the same kind of lock for a tool's statistics record or a
+strategy's counts. Locks are process-wide per store object, served first come first
+served to threads (:meth:`SlotLock.acquire`) and tasks (:meth:`SlotLock.aacquire`,
+which suspends the task, not the loop); a cancelled waiting task leaves the queue.
 
-The locks are shared process-wide, so every :class:`SemanticMemory` on one store
-object (several ``TieredMemory`` facades over it, the durable writer's thread,
-each ``for_user`` handle) uses the same lock for a slot. A thread waits with
-:meth:`SlotLock.acquire`; a task awaits :meth:`SlotLock.aacquire`, which
-suspends the task instead of blocking the event loop. Waiters are served in
-arrival order, whichever kind they are. A cancelled waiting task leaves the
-queue (or passes the lock on, if it was handed the lock as it was cancelled).
-
-What holds across processes: the embedded store refuses a second process (and a
-second store object on the same path) with ``StoreLockedError``, so one process
-writes a directory at a time. Store objects of several processes on one Qdrant
-server collection are not serialised against each other; there, the next write
-to a slot ends any extra current values it finds.
-
-A blocking :meth:`SlotLock.acquire` from the thread that runs an event loop,
-while a task of that loop holds or awaits the lock, would wait forever (the
-task cannot run to release it); it raises :class:`ConfigurationError` naming the
-async method instead.
+Across processes: the embedded store admits one process per directory; on a shared
+Qdrant server the next write to a slot ends any extra current values it finds.
+A blocking :meth:`SlotLock.acquire` on an event loop's thread while a task of that
+loop holds or awaits the lock raises :class:`ConfigurationError` instead of hanging.
 
 Examples:
     >>> store, other_store = object(), object()

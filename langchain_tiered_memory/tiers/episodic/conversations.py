@@ -26,7 +26,7 @@ import logging
 import re
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
 
@@ -95,17 +95,9 @@ def extract_keywords(texts: Sequence[str], *, max_topics: int = 5) -> list[str]:
         >>> extract_keywords(["Kubernetes pod crash", "the pod restarts; kubernetes logs"])
         ['kubernetes', 'pod', 'crash', 'restarts', 'logs']
     """
-    counts: Counter[str] = Counter()
-    first: dict[str, int] = {}
-    for text in texts:
-        for match in _WORD.finditer(text):
-            word = match.group().lower().strip(".-")
-            if len(word) < 2 or word in _STOPWORDS:
-                continue
-            counts[word] += 1
-            first.setdefault(word, len(first))
-    ordered = sorted(counts, key=lambda w: (-counts[w], first[w]))
-    return ordered[:max_topics]
+    words = (m.group().lower().strip(".-") for text in texts for m in _WORD.finditer(text))
+    counts = Counter(w for w in words if len(w) >= 2 and w not in _STOPWORDS)
+    return [word for word, _ in counts.most_common(max_topics)]  # ties: first seen first
 
 
 class ConversationTopics(BaseModel):
@@ -129,21 +121,14 @@ class ConversationRecord:
 
     def to_value(self) -> dict[str, Any]:
         """The stored value (summary and topics embedded as ``text``)."""
-        value: dict[str, Any] = {
+        return asdict(self) | {
             "type": "conversation",
-            "conversation_id": self.conversation_id,
-            "summary": self.summary,
-            "topics": list(self.topics),
-            "message_count": self.message_count,
             "started_at": self.started_at.isoformat(),
             "ended_at": self.ended_at.isoformat(),
             "ended_ts": to_epoch(self.ended_at),
-            "topics_source": self.topics_source,
-            "topics_error": self.topics_error,
             "text": f"{self.summary} | topics: {', '.join(self.topics)}",
+            **{tag_field(t): TAG_FLAG for t in self.topics},
         }
-        value.update({tag_field(t): TAG_FLAG for t in self.topics})
-        return value
 
     @classmethod
     def from_value(cls, value: dict[str, Any]) -> ConversationRecord:

@@ -1,21 +1,11 @@
 """Episodic memory on any LangGraph ``BaseStore``: record, reflect, retrieve, rank.
 
-:class:`EpisodicMemory` keeps one user's (scope's) episodes in the store given
-to it; every filter (outcome, age, tags, session, time range, reflection status)
-runs inside the store. Similar episodes are ranked by relevance, recency and
-importance (:mod:`~langchain_tiered_memory.tiers.common.ranking`), each with a
-readable :class:`~langchain_tiered_memory.tiers.common.ranking.ScoreBreakdown`.
-
-Recording with a reflector stores the episode first, then asks the model; if
-the model fails the episode stays stored with ``reflection_status="pending"``
-and the error, and :meth:`EpisodicMemory.retry_reflections` tries again later.
-
-Retrievals count accesses per episode (``access_count``, ``last_accessed``)
-in process memory, with no store I/O; the counts are saved later
-(:mod:`~langchain_tiered_memory.tiers.common.access`).
-
-Every public method has an async twin (``record`` / ``arecord``, ...); both run
-the same plan (:mod:`~langchain_tiered_memory.tiers.common.records`).
+Every filter runs inside the store; similar episodes are ranked by relevance,
+recency and importance (:mod:`~langchain_tiered_memory.tiers.common.ranking`). A
+reflector's failure leaves the episode stored with ``reflection_status="pending"``
+for :meth:`EpisodicMemory.retry_reflections`. Retrievals count accesses in process
+(:mod:`~langchain_tiered_memory.tiers.common.access`). Sync and async methods run
+the same plans (:mod:`~langchain_tiered_memory.tiers.common.records`).
 
 Examples:
     >>> from langgraph.store.memory import InMemoryStore
@@ -90,15 +80,12 @@ class EpisodicConfig:
             nearest episodes from the store (at least ``min_candidates``), then
             re-ranks them with recency and importance.
         min_candidates: Lower bound of the candidate pool.
-        track_access: Count retrievals per episode (``access_count``,
-            ``last_accessed``), for consolidation and forgetting. Counting costs
-            a retrieval no store I/O (see :mod:`~langchain_tiered_memory.tiers.common.access`);
-            :meth:`EpisodicMemory.get`, the listings and consolidation read the counts.
-        access_counts_in_results: Also read the counts on retrieval, so that
-            ``retrieve_similar`` / ``retrieve_recent`` results carry them (this
-            retrieval included). Off by default: it costs a store read per
-            retrieval, and the results then carry ``access_count=0``,
-            ``last_accessed=None``.
+        track_access: Count retrievals per episode (``access_count``, ``last_accessed``)
+            for forgetting, with no store I/O; ``get``, the listings and consolidation
+            read the counts.
+        access_counts_in_results: Also read the counts (this retrieval included) into
+            ``retrieve_similar`` / ``retrieve_recent`` results, at a store read per
+            retrieval. Off: the results carry ``access_count=0``, ``last_accessed=None``.
         max_reflection_attempts: After this many failed tries an episode's
             reflection is marked ``failed`` and no longer retried automatically.
         recent_windows_hours: Growing time windows ``retrieve_recent`` searches
@@ -160,9 +147,8 @@ def _with_reflection(episode: Episode, reflection: Reflection) -> Episode:
 class EpisodicMemory(CountsAccess):
     """One scope's episodes in a ``BaseStore``, searchable by meaning and by time.
 
-    The store needs a vector index for :meth:`retrieve_similar` (any ``dims`` and
-    ``embed``; the ``text`` field is indexed explicitly on every write). Everything
-    else works on any store.
+    :meth:`retrieve_similar` needs a vector index (the ``text`` field is indexed
+    explicitly on every write); everything else works on any store.
 
     Args:
         store: Any LangGraph ``BaseStore``.
@@ -378,8 +364,7 @@ class EpisodicMemory(CountsAccess):
         limit = _positive_int(limit, "limit")
         flt = episode_filter(reflection_status=ReflectionStatus.PENDING.value)
         (items,) = yield StoreOps((SearchOp(self.namespace, flt, limit, 0),))
-        episodes = sorted((episode_from_value(i.value) for i in items), key=lambda e: e.created_at)
-        return episodes
+        return sorted((episode_from_value(i.value) for i in items), key=lambda e: e.created_at)
 
     def _retry_plan(self, reflector: EpisodeReflector, limit: int) -> Plan[ReflectionRetryResult]:
         pending = yield from self._pending_plan(limit)
@@ -424,8 +409,6 @@ class EpisodicMemory(CountsAccess):
 
     def pin_episode(self, episode_id: str, pinned: bool = True) -> Episode:
         """Pin a recorded episode (``pinned=False``: unpin it); pinned episodes are never forgotten.
-
-        Consolidation forgets a pinned episode neither by age nor by the per-user size cap.
 
         Args:
             episode_id: The episode's id (``Episode.episode_id``).

@@ -29,6 +29,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from langchain_tiered_memory.errors import InvalidInputError
 from langchain_tiered_memory.tiers.common.ranking import ScoreBreakdown
 from langchain_tiered_memory.types import aware_field, finite_field, utcnow
 
@@ -40,6 +41,7 @@ __all__ = [
     "ScoredEpisode",
     "TrajectoryStep",
     "normalize_tags",
+    "parse_outcome",
 ]
 
 
@@ -64,6 +66,19 @@ class ReflectionStatus(str, Enum):
     PENDING = "pending"
     DONE = "done"
     FAILED = "failed"
+
+
+def parse_outcome(outcome: Outcome | str) -> Outcome:
+    """``outcome`` as an :class:`Outcome` (text is stripped and lower-cased).
+
+    Raises:
+        InvalidInputError: Not one of the known outcomes.
+    """
+    try:
+        return Outcome(outcome.strip().lower() if isinstance(outcome, str) else outcome)
+    except ValueError as exc:
+        known = [o.value for o in Outcome]
+        raise InvalidInputError(f"outcome {outcome!r} is unknown: use one of {known}") from exc
 
 
 def normalize_tags(tags: Any) -> list[str]:
@@ -172,12 +187,7 @@ class Episode(BaseModel):
     @field_validator("outcome", mode="before")
     @classmethod
     def _outcome_text(cls, value: Any) -> Any:
-        if isinstance(value, str) and not isinstance(value, Outcome):
-            known = [o.value for o in Outcome]
-            if value.strip().lower() not in known:
-                raise ValueError(f"outcome {value!r} is unknown: use one of {known}")
-            return value.strip().lower()
-        return value
+        return parse_outcome(value) if isinstance(value, str) else value
 
     _finite_duration = field_validator("duration_seconds", mode="after")(finite_field)
 

@@ -1,21 +1,11 @@
 """How episodes are laid out in a ``BaseStore`` and how their filters are written.
 
-Namespaces (under :meth:`MemoryScope.namespace`): ``(..., "episodic", "episodes")``
-for episodes, keyed by ``episode_id``; ``(..., "episodic", "access")`` for
-retrieval counts (see :mod:`~langchain_tiered_memory.tiers.common.access`); ``(..., "episodic",
-"conversations")`` for the conversation index. Sibling sub-namespaces, so a
-search over episodes never sees the others.
-
-An episode's value is its JSON dump plus fields the store filters on:
-
-* ``text``: ``task | outcome | reflection``, the only field embedded;
-* ``created_ts``: ``created_at`` in epoch seconds, for ``$gte`` / ``$lte``;
-* ``session_id``: always present (``""`` when none), for ``$eq``;
-* one flag field per tag, ``tag_<escaped tag>: 1``. ``BaseStore`` filters have
-  no "contains", so a tag filter is an equality on its own field (an integer, the
-  most portable equality across stores); a match
-  on *any* of several tags runs one search per tag in a single batch.
-
+Sibling namespaces under ``(..., "episodic")``: ``episodes`` (keyed by ``episode_id``),
+``access`` (retrieval counts) and ``conversations``. An episode's value is its JSON dump
+plus the fields the store filters on: ``text`` (``task | outcome | reflection``, the
+only embedded field), ``created_ts`` (epoch seconds), ``session_id`` (``""`` when none)
+and one flag field per tag, ``tag_<escaped tag>: 1`` (``BaseStore`` filters have no
+"contains"; a match on any of several tags runs one search per tag in one batch).
 Only this module knows the layout.
 
 Examples:
@@ -39,7 +29,12 @@ from langchain_tiered_memory.tiers.common.records import (
     validate_model,
 )
 from langchain_tiered_memory.tiers.common.scope import MemoryScope
-from langchain_tiered_memory.tiers.episodic.models import Episode, Outcome, normalize_tags
+from langchain_tiered_memory.tiers.episodic.models import (
+    Episode,
+    Outcome,
+    normalize_tags,
+    parse_outcome,
+)
 from langchain_tiered_memory.types import Namespace
 
 __all__ = [
@@ -51,7 +46,6 @@ __all__ = [
     "episode_from_value",
     "episode_to_value",
     "episodes_namespace",
-    "parse_outcome",
     "tag_field",
     "tag_filters",
     "validate_episode",
@@ -120,27 +114,11 @@ def episode_to_value(episode: Episode) -> dict[str, Any]:
     return value
 
 
-def episode_from_value(value: dict[str, Any], access: dict[str, Any] | None = None) -> Episode:
-    """Rebuild an episode from its stored value (and its access statistics, if any)."""
+def episode_from_value(value: dict[str, Any]) -> Episode:
+    """Rebuild an episode from its stored value (access counts are read by the tier)."""
     data = {k: v for k, v in value.items() if k in _EPISODE_FIELDS}
     data["session_id"] = data.get("session_id") or None
-    if access:
-        data["access_count"] = int(access.get("access_count", 0))
-        data["last_accessed"] = access.get("last_accessed")
     return Episode.model_validate(data)
-
-
-def parse_outcome(outcome: Outcome | str) -> Outcome:
-    """``outcome`` as an :class:`Outcome`.
-
-    Raises:
-        InvalidInputError: Not one of the known outcomes.
-    """
-    try:
-        return Outcome(outcome.strip().lower() if isinstance(outcome, str) else outcome)
-    except ValueError as exc:
-        known = [o.value for o in Outcome]
-        raise InvalidInputError(f"outcome {outcome!r} is unknown: use one of {known}") from exc
 
 
 def episode_filter(

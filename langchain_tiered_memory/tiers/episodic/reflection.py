@@ -1,13 +1,9 @@
 """Reflection on episodes, through any LangChain chat model with structured output.
 
-:class:`EpisodeReflector` asks a model for a :class:`Reflection` of one episode
-(what worked, what failed, what to do differently, a lesson, an importance) and
-for a :class:`PatternSynthesis` across several. Both use
-``with_structured_output`` with a pydantic schema. Any failure (the model
-raises, or returns something that does not fit) becomes an
+:class:`EpisodeReflector` asks a model for a :class:`Reflection` of one episode and a
+:class:`PatternSynthesis` across several. Any failure becomes an
 :class:`~langchain_tiered_memory.errors.ExtractionError` with the cause chained;
-:class:`~langchain_tiered_memory.tiers.episodic.memory.EpisodicMemory` catches it,
-keeps the episode and marks its reflection ``pending`` for a later try.
+``EpisodicMemory`` then keeps the episode with its reflection ``pending``.
 
 Examples:
     >>> from langchain_tiered_memory.testing.fakes import ScriptedChatModel

@@ -1,11 +1,9 @@
 r"""Index-side text: what gets embedded and keyword-indexed for a conversation turn.
 
-A turn alone ("Yes, twice!") often cannot be found: its topic lives in the turn
-before it ("Have you been to the pottery class?"). :func:`index_texts` writes, for
-each turn of a conversation, the text to index: the turn's speaker and text, the
-caption of a shared image, optionally its date, and the turns just before it in
-the same session. The stored memory itself keeps the plain turn; only the index
-text is enriched.
+A turn alone ("Yes, twice!") often cannot be found: its topic lives in the turn before
+it. :func:`index_texts` writes each turn's index text (speaker, text, image caption,
+optionally its date, and the turns just before it in the session); the stored memory
+keeps the plain turn.
 
 Examples:
     >>> from datetime import datetime

@@ -1,23 +1,11 @@
 """The conversation-turn tier: every turn of a user's conversations, searchable.
 
-Each turn is stored once, under the user's ``turns`` namespace, with the texts
-its retrieval needs (see :mod:`langchain_tiered_memory.tiers.turns.defaults`):
-
-* an embedded text, ``[1:56 pm on 8 May, 2023] speaker: text``
-  (:data:`~.conversation_turns_models.DENSE_FIELD`);
-* a BM25 text with the two previous turns of the session, the date, the speaker,
-  the image caption and the turn twice (:data:`~.conversation_turns_models.LEXICAL_FIELD`,
-  indexed by a store built with ``lexical_fields=[LEXICAL_FIELD]``, as
-  ``TieredMemory.open`` builds it);
-* its session id and position in the session, so neighbouring turns are found
-  from stored data.
-
-:meth:`ConversationTurns.search` runs one store search for a pool of candidates
-(hybrid on ``QdrantMemoryStore``, dense on e.g. ``InMemoryStore``), then lets
-neighbouring turns of a session lend each other score, lets each turn share in
-the best match of its session, boosts turns said at a time the query names
-(resolved against ``now``, by default the latest stored turn) and turns whose
-speaker the query names.
+Each turn is stored once under the user's ``turns`` namespace with an embedded text
+(:data:`~.models.DENSE_FIELD`), a BM25 text with its session context
+(:data:`~.models.LEXICAL_FIELD`, see :mod:`~langchain_tiered_memory.tiers.turns.defaults`),
+and its session id and position, so neighbouring turns are found from stored data.
+:meth:`ConversationTurns.search` runs one store search for candidates, then applies
+the neighbour, session, time and speaker boosts of :class:`TurnsConfig`.
 
 Examples:
     >>> from datetime import datetime, timezone
@@ -42,7 +30,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
-from langgraph.store.base import BaseStore, GetOp, Item, PutOp, SearchItem, SearchOp
+from langgraph.store.base import BaseStore, GetOp, Item, PutOp, SearchOp
 
 from langchain_tiered_memory.errors import InvalidInputError
 from langchain_tiered_memory.text import check_top_k
@@ -58,19 +46,9 @@ from langchain_tiered_memory.tiers.common.records import (
     validate_model,
 )
 from langchain_tiered_memory.tiers.common.scope import MemoryScope
-from langchain_tiered_memory.tiers.turns.defaults import (
-    Utterance,
-    apply_neighbour_boost,
-    apply_session_boost,
-    apply_speaker_boost,
-    apply_time_boost,
-    candidate_spread,
-    index_texts,
-    parse_time_expressions,
-)
+from langchain_tiered_memory.tiers.turns.enrich import Utterance, index_texts
 from langchain_tiered_memory.tiers.turns.models import (
     DENSE_FIELD,
-    LEXICAL_FIELD,
     ConversationTurn,
     StoredTurn,
     TurnHit,
@@ -79,20 +57,17 @@ from langchain_tiered_memory.tiers.turns.models import (
     stored_turn,
     turn_value,
 )
+from langchain_tiered_memory.tiers.turns.rerank import (
+    apply_neighbour_boost,
+    apply_session_boost,
+    apply_time_boost,
+    candidate_spread,
+)
+from langchain_tiered_memory.tiers.turns.speakers import apply_speaker_boost
+from langchain_tiered_memory.tiers.turns.temporal import parse_time_expressions
 from langchain_tiered_memory.types import ensure_aware
 
-__all__ = [
-    "DENSE_FIELD",
-    "LEXICAL_FIELD",
-    "AddTurnsResult",
-    "ConversationTurn",
-    "ConversationTurns",
-    "StoredTurn",
-    "TurnHit",
-    "TurnInput",
-    "TurnScore",
-    "TurnsConfig",
-]
+__all__ = ["AddTurnsResult", "ConversationTurns", "TurnInput"]
 
 TurnInput = ConversationTurn | Mapping[str, Any]
 """A turn to add: a :class:`ConversationTurn` or a dict of its fields."""
@@ -178,13 +153,6 @@ def _merge(
     return turns, ids
 
 
-def _search_hits(
-    items: Sequence[SearchItem],
-) -> tuple[list[tuple[str, float]], dict[str, StoredTurn]]:
-    fused = [(i.key, float(i.score or 0.0)) for i in items]
-    return fused, {i.key: stored_turn(i.value) for i in items}
-
-
 def _neighbours(turns: Mapping[str, StoredTurn]) -> dict[str, list[str]]:
     """Key -> the candidates just before and after it in the same session."""
     at = {(t.session_id, t.position): k for k, t in turns.items()}
@@ -197,10 +165,9 @@ def _neighbours(turns: Mapping[str, StoredTurn]) -> dict[str, list[str]]:
 class ConversationTurns:
     """Store a user's conversation turns; find the turns that answer a question.
 
-    Works on any LangGraph ``BaseStore`` with a vector index. On a
-    ``QdrantMemoryStore`` built with ``lexical_fields=[LEXICAL_FIELD]`` (as
-    ``TieredMemory.open`` builds it) the candidates come from hybrid search over
-    the enriched BM25 text and the embedded text; on other stores from dense search.
+    Candidates come from hybrid search on a ``QdrantMemoryStore`` built with
+    ``lexical_fields=[LEXICAL_FIELD]`` (as ``TieredMemory.open`` builds it), from
+    dense search on any other ``BaseStore`` with a vector index.
 
     Args:
         store: Any ``BaseStore`` (give it a vector index for similarity search).
@@ -291,7 +258,8 @@ class ConversationTurns:
         if now is None and cfg.time_boost is not None:
             ops += (GetOp(self.meta_namespace, _LATEST_KEY),)
         items, *meta = yield StoreOps(ops)
-        fused, turns = _search_hits(items or [])
+        fused = [(i.key, float(i.score or 0.0)) for i in items]
+        turns = {i.key: stored_turn(i.value) for i in items}
         scale = cfg.score_scale()
         scores = {k: TurnScore(fused=s, scale=scale) for k, s in fused}
         centre, unit = candidate_spread([s for _, s in fused])
@@ -327,11 +295,9 @@ class ConversationTurns:
     def add_turns(self, session_id: str, turns: Sequence[TurnInput]) -> AddTurnsResult:
         """Store turns of one session, in the order they were said.
 
-        Turns are appended after the session's stored turns; a turn whose
-        ``turn_id`` is stored already replaces it in place, so adding the same
-        turns again writes nothing. Each turn's BM25 text includes the turns just
-        before it, so a later turn of the session is rewritten when one of those
-        changes.
+        Turns are appended after the session's stored turns; a turn whose ``turn_id``
+        is stored replaces it in place, so adding the same turns again writes nothing.
+        A later turn whose context (the turns just before it) changed is rewritten.
 
         Args:
             session_id: The conversation sitting the turns belong to; neighbouring

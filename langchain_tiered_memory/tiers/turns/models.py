@@ -1,12 +1,4 @@
-"""Records of the conversation-turn tier: a turn as given, as stored, as found.
-
-* :class:`ConversationTurn`: one turn to store (speaker, text, aware time, optional
-  image caption and turn id), validated.
-* :class:`TurnsConfig`: how turns are indexed (the lexical and dense texts of
-  :func:`~langchain_tiered_memory.tiers.turns.defaults.index_texts`) and re-scored at search
-  time (candidate depth, neighbour, time and speaker boosts).
-* :class:`StoredTurn`, :class:`TurnScore`, :class:`TurnHit`: what search returns.
-* :func:`turn_value` / :func:`stored_turn`: the stored payload and back.
+"""Records of the conversation-turn tier: a turn as given, as stored, as found; its settings.
 
 Examples:
     >>> from datetime import datetime, timezone
@@ -18,7 +10,7 @@ Examples:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
 
@@ -34,9 +26,9 @@ from langchain_tiered_memory.tiers.turns.defaults import (
     DEFAULT_SESSION_BOOST,
     DEFAULT_SPEAKER_BOOST,
     DEFAULT_TIME_BOOST,
-    EnrichConfig,
-    TimeBoost,
 )
+from langchain_tiered_memory.tiers.turns.enrich import EnrichConfig
+from langchain_tiered_memory.tiers.turns.rerank import TimeBoost
 from langchain_tiered_memory.types import aware_field
 
 __all__ = [
@@ -69,15 +61,6 @@ MAX_ID_LENGTH = 256
 MAX_SPREAD = 0.5
 """The largest spread of candidate scores in ``[0, 1]``: a population standard deviation
 is at most half the range, so the time and speaker boosts add at most half their weight."""
-
-
-def _check_id(value: str, what: str) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise ValueError(f"{what} is {value!r}: pass a non-empty string")
-    cleaned = value.strip()
-    if len(cleaned) > MAX_ID_LENGTH:
-        raise ValueError(f"{what} is {len(cleaned)} characters long: use at most {MAX_ID_LENGTH}")
-    return cleaned
 
 
 class ConversationTurn(BaseModel):
@@ -124,7 +107,14 @@ class ConversationTurn(BaseModel):
     @field_validator("turn_id")
     @classmethod
     def _turn_id(cls, value: str | None) -> str | None:
-        return None if value is None else _check_id(value, "turn_id")
+        cleaned = None if value is None else value.strip()
+        if cleaned == "":
+            raise ValueError(f"turn_id is {value!r}: pass a non-empty string")
+        if cleaned is not None and len(cleaned) > MAX_ID_LENGTH:
+            raise ValueError(
+                f"turn_id is {len(cleaned)} characters long: use at most {MAX_ID_LENGTH}"
+            )
+        return cleaned
 
 
 @dataclass(frozen=True)
@@ -136,16 +126,16 @@ class TurnsConfig:
         dense_enrich: Embedded text of a turn (stored in :data:`DENSE_FIELD`).
         candidates: How many hits one store search fetches before re-scoring.
         neighbour_boost: Weight of
-            :func:`~langchain_tiered_memory.tiers.turns.defaults.apply_neighbour_boost` over the
+            :func:`~langchain_tiered_memory.tiers.turns.rerank.apply_neighbour_boost` over the
             previous and next turn of the same session; 0 turns it off.
         session_boost: Weight of
-            :func:`~langchain_tiered_memory.tiers.turns.defaults.apply_session_boost`: each turn
+            :func:`~langchain_tiered_memory.tiers.turns.rerank.apply_session_boost`: each turn
             gains this share of the best score among the other candidates of its
             session; 0 turns it off.
         time_boost: Boost of turns said at a time the query names ("in May 2023",
             "last Saturday"); None turns it off.
         speaker_boost: Added to the score of turns whose speaker the query names
-            (:func:`~langchain_tiered_memory.tiers.turns.defaults.apply_speaker_boost`); 0 turns
+            (:func:`~langchain_tiered_memory.tiers.turns.speakers.apply_speaker_boost`); 0 turns
             it off.
 
     Examples:
@@ -164,10 +154,9 @@ class TurnsConfig:
     def score_scale(self) -> float:
         """1 plus each boost's largest share: a turn's total divided by it stays in ``[0, 1]``.
 
-        The store's score is at most 1; the neighbour boost adds at most its weight
-        times 1, the session boost (which lends scores the neighbour boost raised) at
-        most its weight times ``1 + neighbour_boost``, the time and speaker boosts at
-        most their weight times the candidates' spread (at most 1/2).
+        At most: the store's score 1, the neighbour boost its weight, the session boost its
+        weight times ``1 + neighbour_boost``, the time and speaker boosts their weight
+        times the candidates' spread (at most 1/2).
 
         Example:
             >>> TurnsConfig(neighbour_boost=0.5, session_boost=0.0, time_boost=None,
@@ -288,19 +277,8 @@ class TurnHit:
 
 def turn_value(turn: StoredTurn, dense: str, lexical: str) -> dict[str, Any]:
     """The stored value of a turn, with its embedded and BM25 texts."""
-    return {
-        "type": TURN_TYPE,
-        "turn_id": turn.turn_id,
-        "session_id": turn.session_id,
-        "position": turn.position,
-        "speaker": turn.speaker,
-        "text": turn.text,
-        "caption": turn.caption,
-        "time": turn.time.isoformat(),
-        "ts": to_epoch(turn.time),
-        DENSE_FIELD: dense,
-        LEXICAL_FIELD: lexical,
-    }
+    value = asdict(turn) | {"time": turn.time.isoformat(), "ts": to_epoch(turn.time)}
+    return {"type": TURN_TYPE, **value, DENSE_FIELD: dense, LEXICAL_FIELD: lexical}
 
 
 def stored_turn(value: dict[str, Any]) -> StoredTurn:

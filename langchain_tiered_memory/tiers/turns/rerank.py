@@ -1,19 +1,9 @@
-"""Re-scoring a small, already fused candidate list.
+"""Re-scoring a small, already fused candidate list, with no model at query time.
 
-Re-scorers that need no model at query time:
-
-* :func:`apply_time_boost`: candidates whose timestamp falls in a time the query
-  names ("in July 2023", "last weekend"; see :mod:`.temporal`) gain
-  ``weight * time_match`` on their fused score.
-* :func:`apply_neighbour_boost`: a candidate gains part of the scores of the
-  candidates next to it in its conversation (an answer often sits one turn after
-  the question that names the topic).
-* :func:`apply_session_boost`: a candidate gains part of the best score among the
-  other candidates of its session (turns of the sitting the query is about rank
-  above isolated matches elsewhere).
-* :func:`rerank`: blend the fused score with any pairwise scorer (a cross-encoder you
-  load yourself, a lexical overlap, ...) over the top ``top_k`` candidates only, so
-  a costly scorer runs a bounded number of times per query.
+:func:`apply_time_boost` favours turns said at a time the query names,
+:func:`apply_neighbour_boost` lets adjacent turns lend each other score,
+:func:`apply_session_boost` lets turns share in their session's best match, and
+:func:`rerank` blends in any pairwise scorer over the top ``top_k`` candidates only.
 
 Examples:
     >>> from datetime import datetime, timedelta
@@ -115,10 +105,8 @@ def apply_neighbour_boost(
 ) -> list[tuple[K, float]]:
     """Add ``weight`` times the mean positive score of each candidate's neighbours.
 
-    A turn that answers ("Yes, twice!") rarely names its topic; the turn before it
-    does. When both are candidates, each lends the other part of its score, so the
-    pair outranks an isolated near-miss. Neighbours that are not candidates, and
-    neighbours with a score of 0 or less, add nothing.
+    An answer ("Yes, twice!") rarely names its topic; the turn before it does. Neighbours
+    that are not candidates, or score 0 or less, add nothing.
 
     Args:
         fused: ``(key, score)`` best first, as :func:`.fusion.fuse` returns.
@@ -156,11 +144,9 @@ def apply_session_boost(
 ) -> list[tuple[K, float]]:
     """Add ``weight`` times the best positive score of the other candidates of the session.
 
-    A question is usually about one conversation sitting; when several of its turns
-    are candidates, the session is likely the right one and each of its turns gains
-    a little of its best match, so they outrank isolated near-misses from other
-    sessions. Candidates alone in their session, and sessions whose best other score
-    is 0 or less, gain nothing.
+    Turns of the sitting a question is about then outrank isolated near-misses of other
+    sessions. Candidates alone in their session, or whose best other score is 0 or
+    less, gain nothing.
 
     Args:
         fused: ``(key, score)`` best first, as :func:`.fusion.fuse` returns.
@@ -262,10 +248,8 @@ SPREAD_FLOOR = 1e-3
 def candidate_spread(scores: Sequence[float]) -> tuple[float, float]:
     """The mean of a query's candidate scores and their spread (standard deviation).
 
-    Boosts are measured in the spread: the candidates of one query lie close
-    together on the store's ``[0, 1]`` scale, more so for some queries than others,
-    so a boost of one spread moves a turn past about a third of the candidates
-    whatever the query. The spread is at least :data:`SPREAD_FLOOR`.
+    Boosts are measured in the spread (at least :data:`SPREAD_FLOOR`), so a boost of one
+    spread moves a turn past about a third of the candidates whatever the query.
 
     Examples:
         >>> candidate_spread([0.6, 0.4])

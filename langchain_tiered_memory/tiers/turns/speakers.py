@@ -1,12 +1,8 @@
 """Speaker match: prefer the turns of the person a query asks about.
 
-"What did Caroline research?" is usually answered by a turn Caroline said, not by
-the other speaker's turn that merely mentions her. :func:`named_speakers` finds
-which of the known speakers a query names (whole words, case-insensitive, with or
-without a possessive ``'s``; a multi-word name matches by any of its words), and
-:func:`apply_speaker_boost` adds a fixed weight to the fused score of their turns.
-A query that names no speaker, or names every speaker among the candidates,
-leaves the order unchanged.
+"What did Caroline research?" is usually answered by a turn Caroline said.
+:func:`named_speakers` finds the speakers a query names; :func:`apply_speaker_boost`
+adds a weight to their turns' scores (rules in ``docs/concepts/turns.md``).
 
 Examples:
     >>> fused = [("t1", 1.0), ("t2", 0.9)]

@@ -1,13 +1,9 @@
 """Query-side time expressions: "last Saturday", "in May", "two weeks ago" -> date ranges.
 
-A question that names a time ("What did she paint in July 2023?") should prefer
-memories from that time. :func:`parse_time_expressions` finds such expressions and
-resolves them against a reference date (usually "now", or the time of the
-conversation the question comes from) into half-open UTC ranges; :func:`time_match`
-scores a memory's timestamp against them (1 inside, fading to 0 over a slack
-period outside), to be used as a boost on top of the retrieval score.
-:func:`strip_time_expressions` removes the matched words, so the lexical retriever
-does not chase every memory that happens to mention "May".
+:func:`parse_time_expressions` resolves the times a query names against a reference
+date into half-open UTC ranges; :func:`time_match` scores a timestamp against them
+(1 inside, fading to 0 over a slack period outside), for a boost on top of the
+retrieval score; :func:`strip_time_expressions` removes them from a lexical query.
 
 Examples:
     >>> from datetime import datetime, timezone
