@@ -109,7 +109,7 @@ class CriticalFactPolicy:
         if (
             isinstance(self.max_facts, bool)
             or not isinstance(self.max_facts, int)
-            or (self.max_facts < 0)
+            or self.max_facts < 0
         ):
             raise ConfigurationError(
                 f"CriticalFactPolicy.max_facts is {self.max_facts!r}: use an int >= 0"
