@@ -135,8 +135,6 @@ class TieredMemoryMiddleware(AgentMiddleware[TieredMemoryState, Any, Any]):
             memory, every=consolidate_every
         )
 
-    # -- before the agent: retrieve --------------------------------------------------
-
     def before_agent(
         self, state: TieredMemoryState, runtime: Runtime[Any]
     ) -> dict[str, Any] | None:
@@ -148,8 +146,6 @@ class TieredMemoryMiddleware(AgentMiddleware[TieredMemoryState, Any, Any]):
     ) -> dict[str, Any] | None:
         """Async twin of :meth:`before_agent`."""
         return await self.retriever.acall(state, _run_config())
-
-    # -- every model call: inject ---------------------------------------------------
 
     @staticmethod
     def _with_memory(request: ModelRequest[Any]) -> ModelRequest[Any]:
@@ -175,8 +171,6 @@ class TieredMemoryMiddleware(AgentMiddleware[TieredMemoryState, Any, Any]):
         """Async twin of :meth:`wrap_model_call`."""
         return await handler(self._with_memory(request))
 
-    # -- every tool call: time it ---------------------------------------------------
-
     def wrap_tool_call(self, request: ToolCallRequest, handler: Callable[..., Any]) -> Any:
         """Run the tool, recording ``execution_time_ms`` on its message."""
         return time_tool_call(request, handler)
@@ -186,8 +180,6 @@ class TieredMemoryMiddleware(AgentMiddleware[TieredMemoryState, Any, Any]):
     ) -> Any:
         """Async twin of :meth:`wrap_tool_call`."""
         return await atime_tool_call(request, handler)
-
-    # -- after the agent: reflect, queue, consolidate -----------------------------------
 
     def _after(
         self, state: TieredMemoryState, runtime: Runtime[Any]

@@ -91,24 +91,17 @@ class RetrieveNode:
         user_id, agent_id = resolve_user(runtime_context(config), config)
         return self.memory.for_user(user_id, agent_id), last_user_text(state_messages(state))
 
-    @staticmethod
-    def _update(user: UserMemory, ctx: MemoryContext | None) -> dict[str, Any]:
-        update: dict[str, Any] = {
+    def _update(self, user: UserMemory, ctx: MemoryContext | None) -> dict[str, Any]:
+        if ctx is None:  # no user message: nothing to retrieve for
+            ctx = MemoryContext(text="", tokens=0, budget=self.token_budget)
+        return {
             "user_id": user.scope.user_id,
             "agent_id": user.scope.agent_id,
-            "memory_context": "",
-            "memory_items": [],
-            "memory_tokens": 0,
-            "memory_errors": [],
+            "memory_context": ctx.text,
+            "memory_items": [item_to_dict(item) for item in ctx.items],
+            "memory_tokens": ctx.tokens,
+            "memory_errors": [f"retrieval.{t}: {e}" for t, e in sorted(ctx.errors.items())],
         }
-        if ctx is not None:
-            update["memory_context"] = ctx.text
-            update["memory_items"] = [item_to_dict(item) for item in ctx.items]
-            update["memory_tokens"] = ctx.tokens
-            update["memory_errors"] = [
-                f"retrieval.{tier}: {error}" for tier, error in sorted(ctx.errors.items())
-            ]
-        return update
 
     def __call__(self, state: Any, config: RunnableConfig | None = None) -> dict[str, Any]:
         """Run the node: the state update with the memory context."""

@@ -177,17 +177,11 @@ def current_turn(messages: Sequence[BaseMessage]) -> tuple[list[HumanMessage], l
     Returns:
         The turn's user messages, and the messages after the last of them.
     """
-    last_human = None
-    for index in range(len(messages) - 1, -1, -1):
-        if isinstance(messages[index], HumanMessage):
-            last_human = index
-            break
-    if last_human is None:
+    indices = [n for n, message in enumerate(messages) if isinstance(message, HumanMessage)]
+    if not indices:
         return [], []
-    start = last_human
-    while start > 0:
-        if not isinstance(messages[start - 1], HumanMessage | SystemMessage):
-            break
+    start = last = indices[-1]
+    while start > 0 and isinstance(messages[start - 1], HumanMessage | SystemMessage):
         start -= 1
-    humans = [m for m in messages[start : last_human + 1] if isinstance(m, HumanMessage)]
-    return humans, list(messages[last_human + 1 :])
+    humans = [m for m in messages[start : last + 1] if isinstance(m, HumanMessage)]
+    return humans, list(messages[last + 1 :])

@@ -29,7 +29,6 @@ Examples:
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.runnables import RunnableConfig, RunnableLambda
@@ -48,11 +47,11 @@ if TYPE_CHECKING:
 
 __all__ = ["WritebackNode", "aqueue_turn_writes", "create_writeback_node", "queue_turn_writes"]
 
-_Write = tuple[str, Callable[[], Any], Callable[[], Awaitable[Any]]]
+_Write = tuple[str, Callable[..., Any], Callable[..., Awaitable[Any]], tuple[Any, ...]]
 
 
 def _plan(user: UserMemory, writes: PendingWrites | None) -> tuple[list[_Write], list[str]]:
-    """Each write as (label, sync call, async call), and the records that were malformed."""
+    """Each write as (label, sync call, async call, arguments), and the malformed records."""
     planned: list[_Write] = []
     errors: list[str] = []
     if not writes:
@@ -65,34 +64,16 @@ def _plan(user: UserMemory, writes: PendingWrites | None) -> tuple[list[_Write],
             errors.append(_failure(user, "episode", exc))
         else:
             episode_id = episode.episode_id
-            planned.append(
-                (
-                    "episode",
-                    lambda: user.queue_episode(episode),
-                    lambda: user.aqueue_episode(episode),
-                )
-            )
+            planned.append(("episode", user.queue_episode, user.aqueue_episode, (episode,)))
     for text in writes.get("facts") or []:
-        planned.append(
-            (
-                "facts",
-                partial(user.queue_remember, text, episode_id),
-                partial(user.aqueue_remember, text, episode_id),
-            )
-        )
+        planned.append(("facts", user.queue_remember, user.aqueue_remember, (text, episode_id)))
     for data in writes.get("tool_uses") or []:
         try:
             record = ToolUsageRecord.model_validate(data)
         except ValueError as exc:
             errors.append(_failure(user, "tool_use", exc))
-            continue
-        planned.append(
-            (
-                "tool_use",
-                partial(user.queue_tool_use, record),
-                partial(user.aqueue_tool_use, record),
-            )
-        )
+        else:
+            planned.append(("tool_use", user.queue_tool_use, user.aqueue_tool_use, (record,)))
     return planned, errors
 
 
@@ -104,9 +85,9 @@ def _failure(user: UserMemory, label: str, exc: Exception) -> str:
 def queue_turn_writes(user: UserMemory, writes: PendingWrites | None) -> list[str]:
     """Queue ``writes`` for ``user``; returns the errors (empty when all were queued)."""
     planned, errors = _plan(user, writes)
-    for label, call, _ in planned:
+    for label, call, _, args in planned:
         try:
-            call()
+            call(*args)
         except Exception as exc:  # reported in the state and stats; the turn goes on
             errors.append(_failure(user, label, exc))
     return errors
@@ -115,9 +96,9 @@ def queue_turn_writes(user: UserMemory, writes: PendingWrites | None) -> list[st
 async def aqueue_turn_writes(user: UserMemory, writes: PendingWrites | None) -> list[str]:
     """Async twin of :func:`queue_turn_writes`."""
     planned, errors = _plan(user, writes)
-    for label, _, acall in planned:
+    for label, _, acall, args in planned:
         try:
-            await acall()
+            await acall(*args)
         except Exception as exc:  # reported in the state and stats; the turn goes on
             errors.append(_failure(user, label, exc))
     return errors
