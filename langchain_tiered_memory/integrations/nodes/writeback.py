@@ -28,7 +28,6 @@ Examples:
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.runnables import RunnableConfig, RunnableLambda
@@ -47,8 +46,6 @@ if TYPE_CHECKING:
     from langchain_tiered_memory.user_memory import UserMemory
 
 __all__ = ["WritebackNode", "aqueue_turn_writes", "create_writeback_node", "queue_turn_writes"]
-
-_Write = tuple[Callable[..., Any], Callable[..., Awaitable[Any]], tuple[Any, ...]]
 
 
 def _writes(user: UserMemory, writes: PendingWrites) -> Plan[list[str]]:
