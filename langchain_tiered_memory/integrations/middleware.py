@@ -2,20 +2,11 @@
 
 :class:`TieredMemoryMiddleware` does for any ``create_agent`` agent what the
 nodes of :func:`~langchain_tiered_memory.integrations.agent.create_memory_agent` do:
-
-* ``before_agent``: assemble the memory context for the last user message, once per run;
-* ``wrap_model_call``: give it to every model call as a system message right
-  after the system prompt (it is not stored in the thread);
-* ``wrap_tool_call``: time each tool call (for procedural memory);
-* ``after_agent``: turn the run into an episode, facts to extract and tool
-  records (no LLM) and queue them on the durable writer; start a background
-  consolidation every N turns;
-* ``tools``: ``search_memory``, ``remember_fact`` and ``forget_memory`` for the run's user.
-
-The user comes from the run's context (``context={"user_id": ...}``) or
-``config["configurable"]["user_id"]``. ``langchain`` is an optional extra:
-importing this module without it raises :class:`ConfigurationError` naming
-``pip install "langchain-tiered-memory[agents]"``.
+retrieve before the agent, inject the memory into every model call, time tool
+calls, and after the agent queue the run's writes and start a consolidation
+every N turns; plus the three memory tools (see docs/how-to/middleware.md).
+``langchain`` is an optional extra: without it, importing this module raises
+:class:`ConfigurationError` naming ``pip install "langchain-tiered-memory[agents]"``.
 
 Examples:
     >>> import tempfile

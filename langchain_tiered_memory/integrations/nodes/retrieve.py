@@ -1,13 +1,10 @@
 """The ``retrieve`` node: assemble the memory context for the current query and user.
 
-Reads the last ``HumanMessage`` as the query, finds the run's user (context
-first, then ``config["configurable"]``), and stores the assembled injection in
-the state: ``memory_context`` (text), ``memory_items`` (what it holds, as plain
-dicts), ``memory_tokens``. The context is built as the memory's
-``AssemblyConfig`` says: by default one ranking across tiers, critical facts
-always in, nothing below the relevance floor (see docs/assembly.md), so it is
-often much shorter than ``token_budget``. A tier that fails is reported in ``memory_errors``
-while the others still make the context; no LLM is called.
+Reads the last ``HumanMessage`` as the query and the run's user (context first,
+then ``config["configurable"]``), and stores the context the memory's
+``AssemblyConfig`` assembles (see docs/assembly.md) in ``memory_context``,
+``memory_items`` (plain dicts) and ``memory_tokens``. A tier that fails is
+reported in ``memory_errors`` while the others still answer; no LLM is called.
 
 Examples:
     >>> import tempfile

@@ -1,12 +1,8 @@
 """The memory agent's graph state, its run context, and who the run is for.
 
-:class:`MemoryAgentState` is ``MessagesState`` plus the keys the memory nodes
-read and write; every value is plain JSON (strings, numbers, dicts, lists), so
-any checkpointer and the LangGraph server can store it. :class:`MemoryAgentContext`
-is the ``context_schema`` of the agent: pass ``context={"user_id": "alice"}``
-to ``invoke``. :func:`resolve_user` finds the user of a run, first in the run's
-context and then in ``config["configurable"]``, and raises an error naming
-both ways when neither has one.
+:class:`MemoryAgentState` holds plain JSON only, so any checkpointer and the
+LangGraph server can store it. :func:`resolve_user` finds the run's user in its
+context, then in ``config["configurable"]``, and names both ways when neither has one.
 
 Examples:
     >>> resolve_user({"user_id": "Alice"}, None)
