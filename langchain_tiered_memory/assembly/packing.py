@@ -1,15 +1,10 @@
 """Fill a token budget with framed memory sections, trimming to fit.
 
-Two packings. :func:`pack_by_utility` (the default) takes memories by utility,
-with each one's token cost weighed in, whatever their section, until the budget
-or the relevance floor stops it: critical facts first, then the best value per
-token. :func:`pack_items` is the section-order packing: sections are filled in
-priority order (tool warnings, strategies, the user's
-profile, query-relevant knowledge, past experiences). An item that does not fit
-whole is trimmed to the room left when that room is worth having, instead of
-skipping the whole section; everything left out is reported.
-The final text is counted once more as a whole, so ``tokens <= budget`` holds
-exactly, whatever the tokenizer does at line joins.
+:func:`pack_by_utility` (the default) takes memories by utility per token
+until the budget or the relevance floor stops it; :func:`pack_items` fills the
+sections in :data:`SECTION_ORDER`. Both trim a memory that does not fit whole
+when the room left is worth having, report everything left out, and count the
+final text as a whole, so ``tokens <= budget`` holds exactly.
 
 Examples:
     >>> from langchain_tiered_memory.tokens import TokenCounter

@@ -1,20 +1,13 @@
 """The demo: three stories, two sessions each, with and without memory.
 
-The memory-architecture design this library implements opens with three
-failures of a model without memory: it forgets a
-shellfish allergy, repeats two hours of failed deployment debugging, and calls
-a deprecated endpoint again. :func:`run_demo` replays each story on a
-:class:`~langchain_tiered_memory.TieredMemory`: session 1 writes what happened
-(through the same write-back path an agent uses), a consolidation pass runs
-between the sessions, and session 2 asks the follow-up question twice: once
-with the user's memory and once with an empty memory. :func:`render_story`
-prints what session 2 knew: the assembled context with its sections and token
-counts, and the two answers side by side.
-
-A turn is run by a :class:`SessionRunner`. :class:`ModelRunner` assembles the
-memory context with :meth:`UserMemory.build_memory_context` and calls the chat
-model once (the offline model by default); a runner over the LangGraph memory
-agent has the same shape.
+The three failures of a model without memory that the memory-architecture
+design this library implements opens with (a forgotten shellfish allergy, two
+hours of deployment debugging repeated, a deprecated endpoint called again).
+:func:`run_demo` replays each story: session 1 writes what happened, a
+consolidation pass runs, and session 2 asks the follow-up with the user's memory
+and with an empty one. :func:`render_story` prints what session 2 knew and both
+answers. A :class:`SessionRunner` runs each turn: :class:`AgentRunner` through
+the LangGraph memory agent, :class:`ModelRunner` on the facade with one model call.
 
 Examples:
     >>> import tempfile
@@ -212,10 +205,10 @@ class Story:
         tier: The memory tier that carries the lesson.
         user_id: Whose memory it is.
         without_memory: What goes wrong without memory.
-        session1_message: What the user says in session 1 (a conversation turn), if anything.
-        session1_work: What the agent did in session 1, recorded as it would be
-            by the agent's write-back: an episode and/or tool uses.
         session2_message: The follow-up in session 2.
+        session1_message: What the user says in session 1, if anything.
+        episode: Makes the episode session 1 records, if any.
+        tool_uses: Make the tool uses session 1 records, if any.
     """
 
     key: str
