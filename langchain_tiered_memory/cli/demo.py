@@ -276,14 +276,7 @@ class Turn:
 class SessionRunner(Protocol):
     """Runs one user turn against a memory and returns the answer and its context."""
 
-    def turn(
-        self,
-        memory: TieredMemory,
-        user_id: str,
-        message: str,
-        *,
-        session_id: str,
-    ) -> Turn:
+    def turn(self, memory: TieredMemory, user_id: str, message: str, *, session_id: str) -> Turn:
         """Answer ``message`` for ``user_id`` in session ``session_id``, and write back."""
         ...
 
@@ -318,14 +311,7 @@ class ModelRunner:
             system += "\n\n" + context.text
         return [SystemMessage(system), HumanMessage(message)]
 
-    def turn(
-        self,
-        memory: TieredMemory,
-        user_id: str,
-        message: str,
-        *,
-        session_id: str,
-    ) -> Turn:
+    def turn(self, memory: TieredMemory, user_id: str, message: str, *, session_id: str) -> Turn:
         """Retrieve, answer, and (off the hot path) queue the user's words for extraction."""
         user = memory.for_user(user_id)
         context = user.build_memory_context(message, token_budget=self.token_budget)
@@ -459,15 +445,12 @@ def _session1(memory: TieredMemory, runner: SessionRunner, story: Story) -> list
         user.queue_episode(episode)
     for record in story.tool_uses() if story.tool_uses is not None else []:
         status = "ok" if record.success else f"failed: {record.error_message}"
-        lines.append(f"tool call {record.tool_name}({_args(record.parameters)}) -> {status}")
+        args = ", ".join(f"{k}={v!r}" for k, v in record.parameters.items())
+        lines.append(f"tool call {record.tool_name}({args}) -> {status}")
         if record.hint:
             lines.append(f"  found: {record.hint}")
         user.queue_tool_use(record)
     return lines
-
-
-def _args(parameters: dict[str, object]) -> str:
-    return ", ".join(f"{k}={v!r}" for k, v in parameters.items())
 
 
 def run_story(
@@ -514,10 +497,6 @@ def run_demo(
 # -- rendering ----------------------------------------------------------------------------------
 
 
-def _rule(title: str, width: int) -> str:
-    return f"== {title} ".ljust(width, "=")
-
-
 def _context_table(context: MemoryContext, width: int) -> str:
     counts = Counter(item.section for item in context.items)
     rows: list[list[object]] = [
@@ -556,7 +535,7 @@ def render_story(result: StoryResult, index: int, total: int, *, width: int | No
     if result.consolidation is not None:
         text += ["", _consolidation_line(result.consolidation)]
     text += ["", f"-- Session 2 (user {story.user_id})", f"  user: {story.session2_message}", ""]
-    out = [_rule(f"Story {index} of {total}: {story.title} ({story.tier} memory)", width)]
+    out = [f"== Story {index} of {total}: {story.title} ({story.tier} memory) ".ljust(width, "=")]
     out += [*_wrap_cell("\n".join(text), width), ""]
     with_memory, without_memory = result.with_memory, result.without_memory
     if with_memory is not None:
