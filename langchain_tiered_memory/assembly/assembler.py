@@ -340,11 +340,7 @@ class ContextAssembler:
         return ctx
 
     def _as_profile(self, item: MemoryItem) -> MemoryItem:
-        """A fact about the user found by the query is shown with the profile.
-
-        Sections are only presentation in utility packing; one frame for the
-        user's facts instead of two saves a frame's tokens (about 36).
-        """
+        """A fact about the user found by the query is shown with the profile (one heading less)."""
         if item.section == "knowledge" and item.provenance.get("entity_id") == self.entity_id:
             return replace(item, section="profile")
         return item

@@ -181,14 +181,11 @@ def _make_room(
     counter: TokenCounter,
     min_trim_tokens: int,
 ) -> tuple[int, MemoryItem, int] | None:
-    """Trim one memory already taken so that ``short`` more tokens are free, if that pays.
+    """Trim the taken memory that loses least to free ``short`` tokens, if it loses under ``gain``.
 
-    A memory's beginning carries most of it (a tool's name and error, a task and
-    its lesson, a strategy's name), so a memory trimmed to a share ``f`` of its
-    tokens is taken to keep ``sqrt(f)`` of its utility. The memory that loses
-    least is trimmed, when that loss is below ``gain`` (the utility of the
-    memory that needs the room) and it keeps at least ``min_trim_tokens``.
-    Critical and already trimmed memories are never cut.
+    A memory trimmed to a share ``f`` of its tokens keeps ``sqrt(f)`` of its
+    utility (its beginning carries most of it); critical and trimmed memories,
+    and cuts below ``min_trim_tokens``, are never made.
 
     Returns:
         ``(position in order, trimmed memory, its new cost)``, or ``None``.

@@ -1,14 +1,9 @@
 """Memory tools for the model: search memory, remember a fact, forget a memory.
 
-The tools act for the run's user: they read the user from the run's context
-(``context={"user_id": ...}``) or ``config["configurable"]["user_id"]``, unless
-a fixed ``user_id`` is given. A failure
-never escapes as an exception: the model reads the error text (the tool
-message has ``status="error"``), and the failure is logged and counted in
-``memory.stats()["errors"]``.
-
-``remember_fact`` queues the fact on the durable writer (off the hot path);
-it is searchable once the writer has applied it (``memory.flush()`` waits).
+The tools act for the run's user (from its context or ``config["configurable"]``)
+unless a fixed ``user_id`` is given. A failure never escapes: the model reads
+the error text (``status="error"``) and it is counted in ``memory.stats()["errors"]``.
+``remember_fact`` queues the fact on the writer (``memory.flush()`` waits for it).
 
 Examples:
     >>> import tempfile

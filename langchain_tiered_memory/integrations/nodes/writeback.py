@@ -1,14 +1,10 @@
 """The ``writeback`` node: queue the turn's memory writes on the durable writer.
 
-Takes ``pending_writes`` from ``reflect`` and hands each write to
-:meth:`UserMemory.aqueue_episode`, :meth:`~UserMemory.aqueue_remember` (fact
-extraction from the user's words, linked to the episode) and
-:meth:`~UserMemory.aqueue_tool_use`. With the durable writer of
-``TieredMemory.open`` each is one row in the SQLite outbox: the extraction and
-the store writes happen in the writer's thread, after the answer, durably.
-A write that cannot be queued does not
-fail the turn: it is logged, counted in ``memory.stats()["errors"]`` and listed
-in the state's ``memory_errors``.
+Queues the episode, the user's words for fact extraction (linked to the
+episode) and the tool uses of ``pending_writes`` on the memory's writer (one
+SQLite outbox row each with ``TieredMemory.open``; the work happens after the
+answer). A write that cannot be queued does not fail the turn: it is logged,
+counted in ``memory.stats()["errors"]`` and listed in ``memory_errors``.
 
 Examples:
     >>> import tempfile
