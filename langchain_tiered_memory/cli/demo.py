@@ -80,15 +80,6 @@ def _wrap_cell(text: str, width: int) -> list[str]:
     return lines
 
 
-def _fit_widths(natural: list[int], available: int) -> list[int]:
-    """Shrink the widest columns until the row fits ``available`` characters."""
-    widths = list(natural)
-    while sum(widths) > available and max(widths) > 8:
-        widest = widths.index(max(widths))
-        widths[widest] -= 1
-    return widths
-
-
 def render_table(
     headers: Sequence[str], rows: Sequence[Sequence[object]], *, width: int | None = None
 ) -> str:
@@ -103,11 +94,12 @@ def render_table(
     """
     total = width or terminal_width()
     cells = [[str(c) for c in row] for row in rows]
-    natural = [
+    widths = [
         max([len(h)] + [max(map(len, str(r[i]).splitlines() or [""])) for r in cells])
         for i, h in enumerate(headers)
     ]
-    widths = _fit_widths(natural, total - 3 * (len(headers) - 1))
+    while sum(widths) > total - 3 * (len(headers) - 1) and max(widths) > 8:
+        widths[widths.index(max(widths))] -= 1  # shrink the widest column until the row fits
     out = [" | ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip()]
     out.append("-+-".join("-" * w for w in widths))
     for row in cells:
