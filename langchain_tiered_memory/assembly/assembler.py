@@ -1,21 +1,13 @@
 """The context assembler: one memory context from every tier, within a token budget.
 
-It asks every tier for what bears on the query at the same time (threads on the
-sync path, ``asyncio.gather`` on the async one; one after the other on either
-path when the store says its reads do not overlap, ``concurrent_reads = False``,
-as on the embedded Qdrant engine). Tiers asked at the same time would each
-embed the query: a store that offers ``prefetch_query`` (as
-:class:`~langchain_tiered_memory.stores.QdrantMemoryStore` does) starts one
-embedding first and every search waits for it. The assembler turns the answers
-into tier-neutral items, resolves conflicts between them, gives each one
-utility for the query (:mod:`~langchain_tiered_memory.assembly.utility`) and
-packs them by utility into the token budget: critical facts first, then the
-most useful memories per token, until the budget or the relevance floor stops
-it. Sections only decide how the memories are shown. ``packing="sections"``
-keeps the section-order packing instead (tool warnings and strategies, the
-user's profile, query-relevant knowledge, similar past experiences, then past
-conversation turns), to compare the two. A tier that fails is reported in
-``MemoryContext.errors`` (and logged); the others still answer.
+It asks every tier at once (threads, or ``asyncio.gather``; in turn when the
+store's reads do not overlap, ``concurrent_reads = False``), sharing one query
+embedding when the store offers ``prefetch_query``. The answers become
+tier-neutral items; conflicts are resolved, each item gets a utility for the
+query (:mod:`~langchain_tiered_memory.assembly.utility`) and the most useful
+per token are packed into the budget (``packing="sections"`` packs section by
+section instead). A tier that fails is reported in ``MemoryContext.errors``
+(and logged); the others still answer. See docs/assembly.md.
 
 Examples:
     >>> from langgraph.store.memory import InMemoryStore
@@ -41,6 +33,7 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any, Literal
 
 from langchain_tiered_memory.assembly import convert
@@ -134,25 +127,19 @@ class AssemblyConfig:
             raise ConfigurationError(
                 f"AssemblyConfig.packing is {self.packing!r}: use 'utility' or 'sections'"
             )
-        for name, top in (("relevance_floor", 1.0), ("token_cost_weight", 100.0)):
-            value = getattr(self, name)
+        numbers = [
+            ("relevance_floor", self.relevance_floor, 1.0),
+            ("token_cost_weight", self.token_cost_weight, 100.0),
+            *((f"section_floors[{k!r}]", v, 1.0) for k, v in self.section_floors.items()),
+        ]
+        for name, value, top in numbers:
             if (
                 isinstance(value, bool)
-                or not isinstance(value, (int, float))
-                or not 0.0 <= value <= top
+                or not isinstance(value, int | float)
+                or not 0 <= value <= top
             ):
                 raise ConfigurationError(
                     f"AssemblyConfig.{name} must be a number in [0, {top:g}], got {value!r}"
-                )
-        for section, floor in self.section_floors.items():
-            if (
-                isinstance(floor, bool)
-                or not isinstance(floor, (int, float))
-                or not 0 <= floor <= 1
-            ):
-                raise ConfigurationError(
-                    f"AssemblyConfig.section_floors[{section!r}] must be a number in [0, 1], "
-                    f"got {floor!r}"
                 )
         for name in (
             "max_profile_facts",
@@ -174,6 +161,12 @@ class _Task:
     name: str
     run: Callable[[], Any]
     arun: Callable[[], Awaitable[Any]]
+
+
+def _task(
+    name: str, run: Callable[..., Any], arun: Callable[..., Any], *args: Any, **kw: Any
+) -> _Task:
+    return _Task(name, partial(run, *args, **kw), partial(arun, *args, **kw))
 
 
 class ContextAssembler:
@@ -225,75 +218,55 @@ class ContextAssembler:
         return store.concurrent_reads if isinstance(store, ReadConcurrency) else True
 
     def _prefetch(self, query: str) -> None:
-        """Start one embedding of ``query`` for the tiers' concurrent searches to share.
-
-        Without it, searches started together all miss the query cache and each
-        embeds the query (four embeddings per async context, measured). Not done
-        when tiers are asked in turn: they hit the cache anyway, and on 2 cores
-        an embedding beside the engine's reads measured no faster (p50) and
-        3-5 ms slower at p99.
-        """
+        """Start one embedding of ``query`` for the tiers' concurrent searches to share."""
         for prefetch in self._prefetchers:
             prefetch(query)
 
     def _tasks(self, query: str) -> list[_Task]:
-        c, p, s, e = self.config, self.procedural, self.semantic, self.episodic
-        strat_kw: dict[str, Any] = {
-            "top_k": c.strategies_top_k,
-            "min_confidence": c.min_strategy_confidence,
-        }
-        tasks = []
+        c, p, s, e, uid = self.config, self.procedural, self.semantic, self.episodic, self.entity_id
+        strategies = {"top_k": c.strategies_top_k, "min_confidence": c.min_strategy_confidence}
+        tasks = [
+            _task("warnings", p.get_all_tool_guidance, p.aget_all_tool_guidance),
+            _task(
+                "strategies",
+                p.get_applicable_strategies,
+                p.aget_applicable_strategies,
+                query,
+                **strategies,
+            ),
+            _task("preferences", p.get_preferences, p.aget_preferences),
+            _task(
+                "profile",
+                s.retrieve_entity_context,
+                s.aretrieve_entity_context,
+                uid,
+                c.max_profile_facts,
+            ),
+            _task(
+                "knowledge", s.semantic_search, s.asemantic_search, query, top_k=c.knowledge_top_k
+            ),
+            _task(
+                "experiences",
+                e.retrieve_similar,
+                e.aretrieve_similar,
+                query,
+                top_k=c.experiences_top_k,
+            ),
+        ]
         crit = c.critical
         if (
             c.packing == "utility"
             and crit.max_facts > 0
             and (crit.attributes or crit.include_pinned)
         ):
-            crit_kw: dict[str, Any] = {
-                "include_pinned": crit.include_pinned,
-                "limit": crit.max_facts,
-            }
+            kw = {"include_pinned": crit.include_pinned, "limit": crit.max_facts}
             tasks.append(
-                _Task(
-                    "critical",
-                    lambda: s.critical_facts(self.entity_id, crit.attributes, **crit_kw),
-                    lambda: s.acritical_facts(self.entity_id, crit.attributes, **crit_kw),
-                )
+                _task("critical", s.critical_facts, s.acritical_facts, uid, crit.attributes, **kw)
             )
-        t = self.turns
-        if t is not None and c.turns_top_k > 0:
-            tasks.append(
-                _Task(
-                    "conversation",
-                    lambda: t.search(query, top_k=c.turns_top_k),
-                    lambda: t.asearch(query, top_k=c.turns_top_k),
-                )
-            )
-        return [
-            _Task("warnings", p.get_all_tool_guidance, p.aget_all_tool_guidance),
-            _Task(
-                "strategies",
-                lambda: p.get_applicable_strategies(query, **strat_kw),
-                lambda: p.aget_applicable_strategies(query, **strat_kw),
-            ),
-            _Task("preferences", p.get_preferences, p.aget_preferences),
-            _Task(
-                "profile",
-                lambda: s.retrieve_entity_context(self.entity_id, c.max_profile_facts),
-                lambda: s.aretrieve_entity_context(self.entity_id, c.max_profile_facts),
-            ),
-            _Task(
-                "knowledge",
-                lambda: s.semantic_search(query, top_k=c.knowledge_top_k),
-                lambda: s.asemantic_search(query, top_k=c.knowledge_top_k),
-            ),
-            _Task(
-                "experiences",
-                lambda: e.retrieve_similar(query, top_k=c.experiences_top_k),
-                lambda: e.aretrieve_similar(query, top_k=c.experiences_top_k),
-            ),
-            *tasks,
-        ]
+        if self.turns is not None and c.turns_top_k > 0:
+            t = self.turns
+            tasks.append(_task("conversation", t.search, t.asearch, query, top_k=c.turns_top_k))
+        return tasks
 
     @staticmethod
     def _check(query: str, token_budget: int) -> None:
@@ -311,9 +284,18 @@ class ContextAssembler:
             self.on_error(name, exc)
 
     def _assemble(
-        self, query: str, results: dict[str, Any], token_budget: int, errors: dict[str, str]
+        self, query: str, tasks: list[_Task], outcomes: list[Any], token_budget: int
     ) -> MemoryContext:
         c = self.config
+        results: dict[str, Any] = {}
+        errors: dict[str, str] = {}
+        for task, outcome in zip(tasks, outcomes, strict=True):
+            if isinstance(outcome, BaseException):
+                if not isinstance(outcome, Exception):
+                    raise outcome
+                self._fail(task.name, outcome, errors)
+            else:
+                results[task.name] = outcome
         items: list[MemoryItem] = []
         items += convert.warning_items(
             results.get("warnings", []), min_failure_rate=c.min_failure_rate
@@ -358,11 +340,7 @@ class ContextAssembler:
         return ctx
 
     def _as_profile(self, item: MemoryItem) -> MemoryItem:
-        """A fact about the user found by the query is shown with the profile.
-
-        Sections are only presentation in utility packing; one frame for the
-        user's facts instead of two saves a frame's tokens (about 36).
-        """
+        """A fact about the user found by the query is shown with the profile (one heading less)."""
         if item.section == "knowledge" and item.provenance.get("entity_id") == self.entity_id:
             return replace(item, section="profile")
         return item
@@ -371,45 +349,37 @@ class ContextAssembler:
         """Assemble the memory context for ``query`` in at most ``token_budget`` tokens."""
         self._check(query, token_budget)
         tasks = self._tasks(query)
-        results: dict[str, Any] = {}
-        errors: dict[str, str] = {}
-        answers: list[tuple[str, Callable[[], Any]]]
+        runs: list[Callable[[], Any]]
         if self._reads_overlap():
             self._prefetch(query)
-            answers = [(t.name, _EXECUTOR.submit(t.run).result) for t in tasks]
+            runs = [_EXECUTOR.submit(t.run).result for t in tasks]
         else:  # threads would only queue for the GIL (embedded engine: p99 5-8 ms lower)
-            answers = [(t.name, t.run) for t in tasks]
-        for name, answer in answers:
-            try:
-                results[name] = answer()
-            except Exception as exc:
-                self._fail(name, exc, errors)
-        return self._assemble(query, results, token_budget, errors)
+            runs = [t.run for t in tasks]
+        return self._assemble(query, tasks, [_outcome(run) for run in runs], token_budget)
 
     async def abuild(self, query: str, token_budget: int = 2000) -> MemoryContext:
         """Async twin of :meth:`build`."""
         self._check(query, token_budget)
         tasks = self._tasks(query)
-        answers: list[Any]
+        outcomes: list[Any]
         if self._reads_overlap():
             self._prefetch(query)
-            answers = await asyncio.gather(*(t.arun() for t in tasks), return_exceptions=True)
+            outcomes = await asyncio.gather(*(t.arun() for t in tasks), return_exceptions=True)
         else:  # as in build (embedded engine, 100k memories: p50 49 -> 42 ms, measured)
-            answers = [await _outcome(t.arun()) for t in tasks]
-        results: dict[str, Any] = {}
-        errors: dict[str, str] = {}
-        for task, answer in zip(tasks, answers, strict=True):
-            if isinstance(answer, BaseException):
-                if not isinstance(answer, Exception):
-                    raise answer
-                self._fail(task.name, answer, errors)
-            else:
-                results[task.name] = answer
-        return self._assemble(query, results, token_budget, errors)
+            outcomes = [await _aoutcome(t.arun()) for t in tasks]
+        return self._assemble(query, tasks, outcomes, token_budget)
 
 
-async def _outcome(awaitable: Awaitable[Any]) -> Any:
-    """What ``awaitable`` returns, or the exception it raises (as ``gather`` reports it)."""
+def _outcome(run: Callable[[], Any]) -> Any:
+    """What ``run`` returns, or the exception it raises (as ``gather`` reports it)."""
+    try:
+        return run()
+    except Exception as exc:
+        return exc
+
+
+async def _aoutcome(awaitable: Awaitable[Any]) -> Any:
+    """Async twin of :func:`_outcome`."""
     try:
         return await awaitable
     except Exception as exc:

@@ -1,21 +1,10 @@
 """Which facts are critical: shown whatever the query, before anything else.
 
-A fact is critical when any of these holds (each is configurable on
-:class:`CriticalFactPolicy`):
-
-* **its slot** is a critical attribute (``allergy``, ``diet``, ``medication``,
-  ``accessibility``, ``constraint``, ``health`` by default). Both extractors
-  fill the slot: the rule-based one for allergies and diets, the LLM extractor
-  for any attribute it is told about. So the extractor marks a fact critical by
-  the slot it gives it, and :meth:`SemanticMemory.store_fact` does the same
-  with ``attribute=``;
-* **its text** matches a critical pattern (allergies, medication, dietary and
-  accessibility needs, hard constraints such as "never" or "must not");
-* **it is pinned** (``SemanticMemory.pin_fact``);
-* **its confidence** is at or above ``min_confidence`` (off by default).
-
-Critical facts skip the relevance floor and are packed first; they still
-count against the token budget, which is never exceeded.
+A fact is critical when its slot is a critical attribute (the extractors and
+``SemanticMemory.store_fact(attribute=)`` set it), its text matches a critical
+pattern, it is pinned, or its confidence reaches ``min_confidence`` (off by
+default); see "Critical facts" in docs/assembly.md. Critical facts skip the
+relevance floor and are packed first, within the token budget.
 
 Example:
     >>> from langchain_tiered_memory.assembly.items import MemoryItem
@@ -109,7 +98,7 @@ class CriticalFactPolicy:
         if (
             isinstance(self.max_facts, bool)
             or not isinstance(self.max_facts, int)
-            or (self.max_facts < 0)
+            or self.max_facts < 0
         ):
             raise ConfigurationError(
                 f"CriticalFactPolicy.max_facts is {self.max_facts!r}: use an int >= 0"

@@ -1,20 +1,11 @@
 """Render memories as one data block that text inside a memory cannot break out of.
 
-This is the one place that frames memory for a model: the assembled context
-(``MemoryContext.text``, which the ``retrieve``/``generate`` nodes and the
-middleware inject), and the ``search_memory`` and ``forget_memory`` tool results
-(:func:`frame_memories`) all use it.
-
-The layout costs its frame once: a short preamble, one opening and one closing
-delimiter that carry a nonce derived from the whole content (a memory cannot
-predict it, since the nonce depends on the memory itself), and between them a
-one-line heading per section (``## about the user``) followed by that section's
-memories. Every memory is rendered on one line that starts with ``- ``
-(:func:`render_line`, through :func:`~langchain_tiered_memory.text.sanitize_line`):
-line breaks of every kind are folded into spaces, invisible and bidirectional
-control characters are removed, and angle brackets (with their look-alikes) and
-chat-template tokens are neutralised, so a memory can neither start a line that
-looks like a heading or a role (``SYSTEM:``) nor open or close the block.
+The one place that frames memory for a model: the assembled context and the
+``search_memory`` and ``forget_memory`` tool results. A preamble, delimiters
+carrying a nonce derived from the whole content, a heading per section, and one
+sanitised ``- `` line per memory (:func:`~langchain_tiered_memory.text.sanitize_line`),
+so a memory can neither start a heading or role line nor open or close the
+block (see "What the model reads" in docs/assembly.md).
 
 Examples:
     >>> text = frame_memories([("profile", ["Allergic to shellfish"])], nonce="abc123")

@@ -1,15 +1,10 @@
 """Fill a token budget with framed memory sections, trimming to fit.
 
-Two packings. :func:`pack_by_utility` (the default) takes memories by utility,
-with each one's token cost weighed in, whatever their section, until the budget
-or the relevance floor stops it: critical facts first, then the best value per
-token. :func:`pack_items` is the section-order packing: sections are filled in
-priority order (tool warnings, strategies, the user's
-profile, query-relevant knowledge, past experiences). An item that does not fit
-whole is trimmed to the room left when that room is worth having, instead of
-skipping the whole section; everything left out is reported.
-The final text is counted once more as a whole, so ``tokens <= budget`` holds
-exactly, whatever the tokenizer does at line joins.
+:func:`pack_by_utility` (the default) takes memories by utility per token
+until the budget or the relevance floor stops it; :func:`pack_items` fills the
+sections in :data:`SECTION_ORDER`. Both trim a memory that does not fit whole
+when the room left is worth having, report everything left out, and count the
+final text as a whole, so ``tokens <= budget`` holds exactly.
 
 Examples:
     >>> from langchain_tiered_memory.tokens import TokenCounter
@@ -71,6 +66,47 @@ def _heading_cost(counter: TokenCounter) -> dict[str, int]:
     return {s: counter.count(render_heading(s)) + 1 for s in SECTION_ORDER}
 
 
+def _check_budget(budget: int) -> None:
+    if isinstance(budget, bool) or not isinstance(budget, int) or budget < 0:
+        raise TokenBudgetError(f"token_budget must be a non-negative int, got {budget!r}")
+
+
+def _trim(item: MemoryItem, room: int, counter: TokenCounter, min_trim_tokens: int) -> str:
+    """``item``'s text cut to a line of ``room`` tokens; ``""`` when too little room is left."""
+    room -= counter.count("- ") + 1
+    return counter.truncate(sanitize(item.text), room) if room >= min_trim_tokens else ""
+
+
+def _finish(
+    chosen: dict[str, list[MemoryItem]],
+    order: list[MemoryItem],
+    dropped: list[DroppedItem],
+    *,
+    nonce: str,
+    budget: int,
+    counter: TokenCounter,
+) -> MemoryContext:
+    """Render ``chosen``, dropping from the end of ``order`` until the whole text fits."""
+    text, blocks = _render(chosen, nonce)
+    tokens = counter.count(text)
+    while tokens > budget:  # line joins can tokenize differently from the parts
+        removed = order.pop()
+        chosen[removed.section].remove(removed)
+        if not chosen[removed.section]:
+            del chosen[removed.section]
+        dropped.append(DroppedItem(removed, "token budget: did not fit after final count"))
+        text, blocks = _render(chosen, nonce)
+        tokens = counter.count(text)
+    return MemoryContext(
+        text=text,
+        tokens=tokens,
+        budget=budget,
+        items=[i for s in SECTION_ORDER for i in chosen.get(s, [])],
+        dropped=dropped,
+        section_tokens={s: counter.count(b) for s, b in blocks.items()},
+    )
+
+
 def pack_items(
     items: Sequence[MemoryItem],
     *,
@@ -90,8 +126,7 @@ def pack_items(
     Raises:
         TokenBudgetError: ``budget`` is negative or not an int.
     """
-    if isinstance(budget, bool) or not isinstance(budget, int) or budget < 0:
-        raise TokenBudgetError(f"token_budget must be a non-negative int, got {budget!r}")
+    _check_budget(budget)
     by_section: dict[str, list[MemoryItem]] = {s: [] for s in SECTION_ORDER}
     dropped: list[DroppedItem] = []
     for item in items:
@@ -106,50 +141,27 @@ def pack_items(
     frame, headings = _frame_cost(counter, nonce), _heading_cost(counter)
     used = 0
     chosen: dict[str, list[MemoryItem]] = {}
+    order: list[MemoryItem] = []
     for section in SECTION_ORDER:
         for item in by_section[section]:
             opening = (0 if chosen else frame) + (0 if section in chosen else headings[section])
             cost = counter.count(render_line(item.text)) + 1
-            if used + opening + cost <= budget:
-                chosen.setdefault(section, []).append(item)
-                used += opening + cost
-                continue
-            room = budget - used - opening - counter.count("- ") - 1
-            if room >= min_trim_tokens:
-                text = counter.truncate(sanitize(item.text), room)
-                if text:
-                    cut = replace(item, text=text, trimmed=True)
-                    chosen.setdefault(section, []).append(cut)
-                    used += opening + counter.count(render_line(text)) + 1
+            if used + opening + cost > budget:
+                text = _trim(item, budget - used - opening, counter, min_trim_tokens)
+                if not text:
+                    left = budget - used - opening
+                    dropped.append(
+                        DroppedItem(item, f"token budget: needs {cost} tokens, {left} left")
+                    )
                     continue
-            dropped.append(
-                DroppedItem(
-                    item, f"token budget: needs {cost} tokens, {budget - used - opening} left"
+                item, cost = (
+                    replace(item, text=text, trimmed=True),
+                    counter.count(render_line(text)) + 1,
                 )
-            )
-
-    text, blocks = _render(chosen, nonce)
-    tokens = counter.count(text)
-    # Line joins can tokenize differently from the parts: drop from the end until it fits.
-    while tokens > budget:
-        last = next(s for s in reversed(SECTION_ORDER) if chosen.get(s))
-        removed = chosen[last].pop()
-        if not chosen[last]:
-            del chosen[last]
-        dropped.append(DroppedItem(removed, "token budget: did not fit after final count"))
-        text, blocks = _render(chosen, nonce)
-        tokens = counter.count(text)
-
-    used_items = [i for s in SECTION_ORDER for i in chosen.get(s, [])]
-    section_tokens = {s: counter.count(b) for s, b in blocks.items()}
-    return MemoryContext(
-        text=text,
-        tokens=tokens,
-        budget=budget,
-        items=used_items,
-        dropped=dropped,
-        section_tokens=section_tokens,
-    )
+            chosen.setdefault(section, []).append(item)
+            order.append(item)
+            used += opening + cost
+    return _finish(chosen, order, dropped, nonce=nonce, budget=budget, counter=counter)
 
 
 def priority(item: MemoryItem, tokens: int, token_cost_weight: float) -> float:
@@ -169,14 +181,11 @@ def _make_room(
     counter: TokenCounter,
     min_trim_tokens: int,
 ) -> tuple[int, MemoryItem, int] | None:
-    """Trim one memory already taken so that ``short`` more tokens are free, if that pays.
+    """Trim the taken memory that loses least to free ``short`` tokens, if it loses under ``gain``.
 
-    A memory's beginning carries most of it (a tool's name and error, a task and
-    its lesson, a strategy's name), so a memory trimmed to a share ``f`` of its
-    tokens is taken to keep ``sqrt(f)`` of its utility. The memory that loses
-    least is trimmed, when that loss is below ``gain`` (the utility of the
-    memory that needs the room) and it keeps at least ``min_trim_tokens``.
-    Critical and already trimmed memories are never cut.
+    A memory trimmed to a share ``f`` of its tokens keeps ``sqrt(f)`` of its
+    utility (its beginning carries most of it); critical and trimmed memories,
+    and cuts below ``min_trim_tokens``, are never made.
 
     Returns:
         ``(position in order, trimmed memory, its new cost)``, or ``None``.
@@ -221,8 +230,7 @@ def pack_by_utility(
     Raises:
         TokenBudgetError: ``budget`` is negative or not an int.
     """
-    if isinstance(budget, bool) or not isinstance(budget, int) or budget < 0:
-        raise TokenBudgetError(f"token_budget must be a non-negative int, got {budget!r}")
+    _check_budget(budget)
     dropped: list[DroppedItem] = []
     ranked: list[tuple[float, MemoryItem, int]] = []
     floors = section_floors or {}
@@ -250,8 +258,7 @@ def pack_by_utility(
         if used + opening + cost <= budget:
             taken, spent = item, cost
         else:
-            room = budget - used - opening - counter.count("- ") - 1
-            text = counter.truncate(sanitize(item.text), room) if room >= min_trim_tokens else ""
+            text = _trim(item, budget - used - opening, counter, min_trim_tokens)
             spent = counter.count(render_line(text)) + 1 if text else cost
             own_loss = item.score * (1.0 - math.sqrt(spent / cost)) if text else item.score
             short = used + opening + cost - budget
@@ -275,22 +282,4 @@ def pack_by_utility(
 
     for section_items in chosen.values():
         section_items.sort(key=lambda i: (not i.critical, -i.score))
-    text, blocks = _render(chosen, nonce)
-    tokens = counter.count(text)
-    while tokens > budget:  # line joins can tokenize differently: drop the least useful
-        removed = order.pop()
-        chosen[removed.section].remove(removed)
-        if not chosen[removed.section]:
-            del chosen[removed.section]
-        dropped.append(DroppedItem(removed, "token budget: did not fit after final count"))
-        text, blocks = _render(chosen, nonce)
-        tokens = counter.count(text)
-
-    return MemoryContext(
-        text=text,
-        tokens=tokens,
-        budget=budget,
-        items=[i for s in SECTION_ORDER for i in chosen.get(s, [])],
-        dropped=dropped,
-        section_tokens={s: counter.count(b) for s, b in blocks.items()},
-    )
+    return _finish(chosen, order, dropped, nonce=nonce, budget=budget, counter=counter)

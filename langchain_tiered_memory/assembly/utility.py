@@ -1,30 +1,12 @@
 """One ranking across tiers: every candidate memory gets one utility in ``[0, 1]``.
 
-The parts, all shown in ``MemoryItem.score_breakdown``:
-
-* ``relevance``: lexical evidence that the memory is about the query (the share
-  of the query's terms, weighted by how rare each is among the candidates,
-  that the memory contains), or the tier's calibrated similarity when
-  :attr:`UtilityConfig.similarity_weight` lets it stand in; for a conversation
-  turn (:attr:`UtilityConfig.tier_scored`), the turn tier's own calibrated
-  score, once the turn shares a term with the query;
-* ``importance`` (an episode's importance, a tool's failure rate, a fact's
-  confidence), ``recency``, ``confidence`` and the section's ``prior``, which
-  make up ``quality``;
-* ``utility = relevance * ((1 - quality_share) + quality_share * quality)``;
-* ``linked``: for a tool warning, the relevance of the most relevant other
-  memory that names the tool (a past task that used it), times
-  :data:`LINK_DISCOUNT`; the warning's relevance is the larger of its own
-  and this one;
-* ``tier_rank``: the memory's place in its tier's answer (1 for the best
-  match, falling linearly); it scales the utility by
-  ``(1 - rank_share) + rank_share * tier_rank``;
-* ``tier_score``: the score the tier itself gave (its own scale), kept for
-  reading with the tier's own parts (a turn's ``fused``, ``neighbour``, ...),
-  except where a name above replaces them.
-
-Critical facts (:class:`~langchain_tiered_memory.assembly.critical.CriticalFactPolicy`)
-are marked ``critical`` and get utility 1.
+``utility = relevance * quality part * tier-rank part``: relevance (lexical
+evidence, a tool warning's ``linked`` relevance, or a conversation turn's own
+calibrated score) gates it; importance, recency, confidence and the section's
+prior make up the quality part. Every part is in ``MemoryItem.score_breakdown``
+(the table in docs/assembly.md). Critical facts
+(:class:`~langchain_tiered_memory.assembly.critical.CriticalFactPolicy`) are
+marked ``critical`` and get utility 1.
 
 Example:
     >>> from datetime import datetime, timezone
@@ -42,6 +24,7 @@ Example:
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime
@@ -65,16 +48,13 @@ QUERY_RANKED = frozenset({"strategies", "knowledge", "experiences", "conversatio
 
 def _tier_ranks(items: Sequence[MemoryItem]) -> list[float]:
     """1 for each query-ranked tier's first answer, falling linearly to its last."""
-    counts: dict[str, int] = {}
-    for item in items:
-        counts[item.section] = counts.get(item.section, 0) + 1
-    seen: dict[str, int] = {}
+    counts = Counter(item.section for item in items)
+    seen: Counter[str] = Counter()
     ranks = []
     for item in items:
-        pos = seen.get(item.section, 0)
-        seen[item.section] = pos + 1
-        n = counts[item.section]
-        ranks.append(1.0 - pos / n if item.section in QUERY_RANKED else 1.0)
+        ranked = item.section in QUERY_RANKED
+        ranks.append(1.0 - seen[item.section] / counts[item.section] if ranked else 1.0)
+        seen[item.section] += 1
     return ranks
 
 

@@ -141,32 +141,25 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
         ]
         episodes = user.episodic.retrieve_recent(limit=args.limit)
         tools = user.procedural.get_all_tool_guidance()
-    print(f"Memory of user {uid!r} in {args.path}\n")
-    print(f"Facts ({len(facts)})")
-    print(
-        render_table(
+    tables: list[tuple[str, list[str], list[list[object]]]] = [
+        (
+            f"Facts ({len(facts)})",
             ["entity", "fact", "confidence", "source", "last confirmed"],
             [
                 [f.entity_id, f.content, f"{f.confidence:.2f}", f.source, _day(f.last_confirmed)]
                 for f in facts[: args.limit]
             ],
-            width=args.width,
-        )
-    )
-    print(f"\nEpisodes ({len(episodes)})")
-    print(
-        render_table(
+        ),
+        (
+            f"Episodes ({len(episodes)})",
             ["created", "outcome", "task", "lesson"],
             [
                 [_day(e.created_at), e.outcome.value, e.task_description, e.reflection]
                 for e in episodes
             ],
-            width=args.width,
-        )
-    )
-    print(f"\nTools ({len(tools)})")
-    print(
-        render_table(
+        ),
+        (
+            f"Tools ({len(tools)})",
             ["tool", "uses", "success", "avg ms", "last error", "hint"],
             [
                 [
@@ -179,9 +172,12 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
                 ]
                 for g in tools
             ],
-            width=args.width,
-        )
-    )
+        ),
+    ]
+    print(f"Memory of user {uid!r} in {args.path}")
+    for title, headers, rows in tables:
+        print(f"\n{title}")
+        print(render_table(headers, rows, width=args.width))
     return 0
 
 

@@ -1,20 +1,13 @@
 """The demo: three stories, two sessions each, with and without memory.
 
-The memory-architecture design this library implements opens with three
-failures of a model without memory: it forgets a
-shellfish allergy, repeats two hours of failed deployment debugging, and calls
-a deprecated endpoint again. :func:`run_demo` replays each story on a
-:class:`~langchain_tiered_memory.TieredMemory`: session 1 writes what happened
-(through the same write-back path an agent uses), a consolidation pass runs
-between the sessions, and session 2 asks the follow-up question twice: once
-with the user's memory and once with an empty memory. :func:`render_story`
-prints what session 2 knew: the assembled context with its sections and token
-counts, and the two answers side by side.
-
-A turn is run by a :class:`SessionRunner`. :class:`ModelRunner` assembles the
-memory context with :meth:`UserMemory.build_memory_context` and calls the chat
-model once (the offline model by default); a runner over the LangGraph memory
-agent has the same shape.
+The three failures of a model without memory that the memory-architecture
+design this library implements opens with (a forgotten shellfish allergy, two
+hours of deployment debugging repeated, a deprecated endpoint called again).
+:func:`run_demo` replays each story: session 1 writes what happened, a
+consolidation pass runs, and session 2 asks the follow-up with the user's memory
+and with an empty one. :func:`render_story` prints what session 2 knew and both
+answers. A :class:`SessionRunner` runs each turn: :class:`AgentRunner` through
+the LangGraph memory agent, :class:`ModelRunner` on the facade with one model call.
 
 Examples:
     >>> import tempfile
@@ -87,15 +80,6 @@ def _wrap_cell(text: str, width: int) -> list[str]:
     return lines
 
 
-def _fit_widths(natural: list[int], available: int) -> list[int]:
-    """Shrink the widest columns until the row fits ``available`` characters."""
-    widths = list(natural)
-    while sum(widths) > available and max(widths) > 8:
-        widest = widths.index(max(widths))
-        widths[widest] -= 1
-    return widths
-
-
 def render_table(
     headers: Sequence[str], rows: Sequence[Sequence[object]], *, width: int | None = None
 ) -> str:
@@ -110,11 +94,12 @@ def render_table(
     """
     total = width or terminal_width()
     cells = [[str(c) for c in row] for row in rows]
-    natural = [
+    widths = [
         max([len(h)] + [max(map(len, str(r[i]).splitlines() or [""])) for r in cells])
         for i, h in enumerate(headers)
     ]
-    widths = _fit_widths(natural, total - 3 * (len(headers) - 1))
+    while sum(widths) > total - 3 * (len(headers) - 1) and max(widths) > 8:
+        widths[widths.index(max(widths))] -= 1  # shrink the widest column until the row fits
     out = [" | ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip()]
     out.append("-+-".join("-" * w for w in widths))
     for row in cells:
@@ -212,10 +197,10 @@ class Story:
         tier: The memory tier that carries the lesson.
         user_id: Whose memory it is.
         without_memory: What goes wrong without memory.
-        session1_message: What the user says in session 1 (a conversation turn), if anything.
-        session1_work: What the agent did in session 1, recorded as it would be
-            by the agent's write-back: an episode and/or tool uses.
         session2_message: The follow-up in session 2.
+        session1_message: What the user says in session 1, if anything.
+        episode: Makes the episode session 1 records, if any.
+        tool_uses: Make the tool uses session 1 records, if any.
     """
 
     key: str
@@ -283,14 +268,7 @@ class Turn:
 class SessionRunner(Protocol):
     """Runs one user turn against a memory and returns the answer and its context."""
 
-    def turn(
-        self,
-        memory: TieredMemory,
-        user_id: str,
-        message: str,
-        *,
-        session_id: str,
-    ) -> Turn:
+    def turn(self, memory: TieredMemory, user_id: str, message: str, *, session_id: str) -> Turn:
         """Answer ``message`` for ``user_id`` in session ``session_id``, and write back."""
         ...
 
@@ -325,14 +303,7 @@ class ModelRunner:
             system += "\n\n" + context.text
         return [SystemMessage(system), HumanMessage(message)]
 
-    def turn(
-        self,
-        memory: TieredMemory,
-        user_id: str,
-        message: str,
-        *,
-        session_id: str,
-    ) -> Turn:
+    def turn(self, memory: TieredMemory, user_id: str, message: str, *, session_id: str) -> Turn:
         """Retrieve, answer, and (off the hot path) queue the user's words for extraction."""
         user = memory.for_user(user_id)
         context = user.build_memory_context(message, token_budget=self.token_budget)
@@ -466,15 +437,12 @@ def _session1(memory: TieredMemory, runner: SessionRunner, story: Story) -> list
         user.queue_episode(episode)
     for record in story.tool_uses() if story.tool_uses is not None else []:
         status = "ok" if record.success else f"failed: {record.error_message}"
-        lines.append(f"tool call {record.tool_name}({_args(record.parameters)}) -> {status}")
+        args = ", ".join(f"{k}={v!r}" for k, v in record.parameters.items())
+        lines.append(f"tool call {record.tool_name}({args}) -> {status}")
         if record.hint:
             lines.append(f"  found: {record.hint}")
         user.queue_tool_use(record)
     return lines
-
-
-def _args(parameters: dict[str, object]) -> str:
-    return ", ".join(f"{k}={v!r}" for k, v in parameters.items())
 
 
 def run_story(
@@ -521,10 +489,6 @@ def run_demo(
 # -- rendering ----------------------------------------------------------------------------------
 
 
-def _rule(title: str, width: int) -> str:
-    return f"== {title} ".ljust(width, "=")
-
-
 def _context_table(context: MemoryContext, width: int) -> str:
     counts = Counter(item.section for item in context.items)
     rows: list[list[object]] = [
@@ -563,7 +527,7 @@ def render_story(result: StoryResult, index: int, total: int, *, width: int | No
     if result.consolidation is not None:
         text += ["", _consolidation_line(result.consolidation)]
     text += ["", f"-- Session 2 (user {story.user_id})", f"  user: {story.session2_message}", ""]
-    out = [_rule(f"Story {index} of {total}: {story.title} ({story.tier} memory)", width)]
+    out = [f"== Story {index} of {total}: {story.title} ({story.tier} memory) ".ljust(width, "=")]
     out += [*_wrap_cell("\n".join(text), width), ""]
     with_memory, without_memory = result.with_memory, result.without_memory
     if with_memory is not None:

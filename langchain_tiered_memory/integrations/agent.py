@@ -9,17 +9,10 @@
                      (no LLM; writes queued on the durable outbox; consolidation
                       started in a background thread)
 
-The run's user comes from the run's context (``context={"user_id": "alice"}``)
-or from ``config["configurable"]["user_id"]``. The thread's conversation is
-kept by the checkpointer (per ``thread_id``); what lasts across threads is the
-long-term memory.
-
-Checkpointer: ``checkpointer=None`` (the default) uses an in-process
-``InMemorySaver``, so a thread keeps its working memory between calls with no
-setup; pass a durable saver (``SqliteSaver``, ``PostgresSaver``) to keep
-threads across restarts, or ``checkpointer=False`` to compile without one
-(for ``langgraph dev`` / LangGraph Platform, which bring their own, or to run
-as a subgraph that inherits its parent's).
+The run's user comes from its context (``context={"user_id": "alice"}``) or
+``config["configurable"]["user_id"]``; the thread's conversation is kept by the
+checkpointer, what lasts across threads by the long-term memory. See
+docs/how-to/agent.md.
 
 Examples:
     >>> import tempfile
@@ -125,8 +118,9 @@ def create_memory_agent(
         memory: The long-term memory. Required (or give ``store`` to build
             ``TieredMemory(store)`` on it).
         system_prompt: Instructions, the first system message of every model call.
-        checkpointer: ``None`` for an in-process ``InMemorySaver``, a saver of
-            your own, or ``False`` for none (see the module docs).
+        checkpointer: ``None`` for an in-process ``InMemorySaver``, a durable saver
+            of your own (``SqliteSaver``), or ``False`` for none (``langgraph dev``,
+            LangGraph Platform and subgraphs bring their own).
         store: A LangGraph store for your own nodes and tools (``get_store()``);
             also the memory's store when ``memory`` is not given.
         token_budget: Tokens of memory injected per turn.

@@ -2,20 +2,11 @@
 
 :class:`TieredMemoryMiddleware` does for any ``create_agent`` agent what the
 nodes of :func:`~langchain_tiered_memory.integrations.agent.create_memory_agent` do:
-
-* ``before_agent``: assemble the memory context for the last user message, once per run;
-* ``wrap_model_call``: give it to every model call as a system message right
-  after the system prompt (it is not stored in the thread);
-* ``wrap_tool_call``: time each tool call (for procedural memory);
-* ``after_agent``: turn the run into an episode, facts to extract and tool
-  records (no LLM) and queue them on the durable writer; start a background
-  consolidation every N turns;
-* ``tools``: ``search_memory``, ``remember_fact`` and ``forget_memory`` for the run's user.
-
-The user comes from the run's context (``context={"user_id": ...}``) or
-``config["configurable"]["user_id"]``. ``langchain`` is an optional extra:
-importing this module without it raises :class:`ConfigurationError` naming
-``pip install "langchain-tiered-memory[agents]"``.
+retrieve before the agent, inject the memory into every model call, time tool
+calls, and after the agent queue the run's writes and start a consolidation
+every N turns; plus the three memory tools (see docs/how-to/middleware.md).
+``langchain`` is an optional extra: without it, importing this module raises
+:class:`ConfigurationError` naming ``pip install "langchain-tiered-memory[agents]"``.
 
 Examples:
     >>> import tempfile
@@ -135,8 +126,6 @@ class TieredMemoryMiddleware(AgentMiddleware[TieredMemoryState, Any, Any]):
             memory, every=consolidate_every
         )
 
-    # -- before the agent: retrieve --------------------------------------------------
-
     def before_agent(
         self, state: TieredMemoryState, runtime: Runtime[Any]
     ) -> dict[str, Any] | None:
@@ -148,8 +137,6 @@ class TieredMemoryMiddleware(AgentMiddleware[TieredMemoryState, Any, Any]):
     ) -> dict[str, Any] | None:
         """Async twin of :meth:`before_agent`."""
         return await self.retriever.acall(state, _run_config())
-
-    # -- every model call: inject ---------------------------------------------------
 
     @staticmethod
     def _with_memory(request: ModelRequest[Any]) -> ModelRequest[Any]:
@@ -175,8 +162,6 @@ class TieredMemoryMiddleware(AgentMiddleware[TieredMemoryState, Any, Any]):
         """Async twin of :meth:`wrap_model_call`."""
         return await handler(self._with_memory(request))
 
-    # -- every tool call: time it ---------------------------------------------------
-
     def wrap_tool_call(self, request: ToolCallRequest, handler: Callable[..., Any]) -> Any:
         """Run the tool, recording ``execution_time_ms`` on its message."""
         return time_tool_call(request, handler)
@@ -186,8 +171,6 @@ class TieredMemoryMiddleware(AgentMiddleware[TieredMemoryState, Any, Any]):
     ) -> Any:
         """Async twin of :meth:`wrap_tool_call`."""
         return await atime_tool_call(request, handler)
-
-    # -- after the agent: reflect, queue, consolidate -----------------------------------
 
     def _after(
         self, state: TieredMemoryState, runtime: Runtime[Any]

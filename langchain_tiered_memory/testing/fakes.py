@@ -1,11 +1,8 @@
 """Deterministic stand-ins for models and time, for tests, notebooks and offline demos.
 
-* :class:`HashingEmbeddings`: a LangChain ``Embeddings`` that hashes words and
-  character trigrams into a fixed-size vector. Texts that share words are
-  close; nothing is downloaded; the same text always gives the same vector.
-* :class:`ScriptedChatModel`: a ``BaseChatModel`` that replies from a script,
-  supports ``bind_tools`` and ``with_structured_output``, and can raise on cue.
-* :class:`FakeClock`: an injectable clock that only moves when told to.
+:class:`HashingEmbeddings` (lexical embeddings, nothing downloaded),
+:class:`ScriptedChatModel` (replies from a script, can raise on cue) and
+:class:`FakeClock` (moves only when told to).
 
 Examples:
     >>> from langchain_tiered_memory.testing.fakes import HashingEmbeddings, ScriptedChatModel

@@ -1,14 +1,8 @@
 r"""A deterministic offline chat model for demos and tests.
 
-:class:`OfflineChatModel` needs no network and no weights. It reads the memory
-frames that the context assembler puts into the system prompt and answers the
-last user message by citing the memories that bear on it, so the effect of
-memory is visible without an LLM. It supports ``bind_tools`` (it calls a
-memory tool when asked to remember, forget or search) and
-``with_structured_output`` (it fills a schema from a caller-supplied rule, or
-reports plainly that it cannot).
-
-:func:`~langchain_tiered_memory.chat_models.load_chat_model` returns it for ``"offline"``.
+:class:`OfflineChatModel` needs no network and no weights: it answers by citing
+the memories in the framed block of its system prompt, so the effect of memory
+is visible without an LLM. ``load_chat_model("offline")`` returns it.
 
 Examples:
     >>> model = OfflineChatModel()

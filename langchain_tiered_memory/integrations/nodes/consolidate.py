@@ -1,14 +1,13 @@
 """The ``consolidate`` node: start consolidation in the background, never block the turn.
 
-Every ``every`` turns of a user (counted in this process, across threads of
-the conversation), or when the input sets ``consolidate_now: True``, the node
-starts :meth:`UserMemory.consolidate` in a background thread and returns at
-once. One consolidation per user runs at a time; a request while one runs is
-skipped (consolidation is resumable, so the next one picks up the rest).
-A failure is logged, counted in ``memory.stats()["errors"]``, kept in
-:attr:`ConsolidationScheduler.failures`, and reported as the next turn's
-``consolidation_status``. Call :meth:`ConsolidationScheduler.wait` before
-closing the memory to let running consolidations finish.
+Every ``every`` turns of a user (counted in this process), or when the input
+sets ``consolidate_now: True``, the node starts :meth:`UserMemory.consolidate`
+in a background thread and returns at once; a request while the user's
+consolidation runs is skipped (the next one picks up the rest). A failure is
+logged, counted in ``memory.stats()["errors"]``, kept in
+:attr:`ConsolidationScheduler.failures` and shown as the next turn's
+``consolidation_status``. :meth:`ConsolidationScheduler.wait` lets running
+consolidations finish before the memory is closed.
 
 Examples:
     >>> import tempfile
@@ -142,12 +141,11 @@ class ConsolidationScheduler:
             report = user.consolidate()
         except Exception as exc:
             self.memory.runtime.record_error("consolidation", exc)
-            failure = ConsolidationFailure(
-                scope.user_id, scope.agent_id, f"{type(exc).__name__}: {exc}", utcnow()
-            )
+            error = f"{type(exc).__name__}: {exc}"
             with self._lock:
+                failure = ConsolidationFailure(scope.user_id, scope.agent_id, error, utcnow())
                 self.failures.append(failure)
-                self._status[scope] = f"failed: {failure.error}"
+                self._status[scope] = f"failed: {error}"
                 del self._running[scope]
             return
         with self._lock:

@@ -1,18 +1,11 @@
 """The ``generate`` node: one model call with memory, trimmed conversation and tools.
 
-The model sees, in order (the "Assembled Context" of the memory-architecture
-design this library implements): the system prompt,
-the memory context from ``retrieve`` as a separate system message, and the
-thread's conversation fitted to ``history_tokens`` by the working-memory
-trimmer (:class:`~langchain_tiered_memory.tiers.working.WorkingMemoryNode`
-without a summariser: no extra LLM call on the hot path; tool calls are never
-split from their results). The thread's messages in the state are left whole;
-only the model's input is trimmed.
-
-With tools, route the node's output through ``tools_condition`` to a
-``ToolNode`` and back (see :func:`~langchain_tiered_memory.integrations.agent.create_memory_agent`).
-After ``max_tool_rounds`` tool rounds in one turn the model is called without
-tools, so a turn always ends with an answer.
+The model sees the system prompt, the memory context from ``retrieve`` as a
+second system message, and the thread's conversation fitted to ``history_tokens``
+by the working-memory trimmer (no summariser, so no extra LLM call; tool calls
+stay with their results). The state's messages are left whole. After
+``max_tool_rounds`` tool rounds in one turn the model is called without tools,
+so a turn always ends with an answer.
 
 Examples:
     >>> from langchain_tiered_memory.testing.fakes import ScriptedChatModel

@@ -1,13 +1,10 @@
 """The ``retrieve`` node: assemble the memory context for the current query and user.
 
-Reads the last ``HumanMessage`` as the query, finds the run's user (context
-first, then ``config["configurable"]``), and stores the assembled injection in
-the state: ``memory_context`` (text), ``memory_items`` (what it holds, as plain
-dicts), ``memory_tokens``. The context is built as the memory's
-``AssemblyConfig`` says: by default one ranking across tiers, critical facts
-always in, nothing below the relevance floor (see docs/assembly.md), so it is
-often much shorter than ``token_budget``. A tier that fails is reported in ``memory_errors``
-while the others still make the context; no LLM is called.
+Reads the last ``HumanMessage`` as the query and the run's user (context first,
+then ``config["configurable"]``), and stores the context the memory's
+``AssemblyConfig`` assembles (see docs/assembly.md) in ``memory_context``,
+``memory_items`` (plain dicts) and ``memory_tokens``. A tier that fails is
+reported in ``memory_errors`` while the others still answer; no LLM is called.
 
 Examples:
     >>> import tempfile
@@ -91,24 +88,17 @@ class RetrieveNode:
         user_id, agent_id = resolve_user(runtime_context(config), config)
         return self.memory.for_user(user_id, agent_id), last_user_text(state_messages(state))
 
-    @staticmethod
-    def _update(user: UserMemory, ctx: MemoryContext | None) -> dict[str, Any]:
-        update: dict[str, Any] = {
+    def _update(self, user: UserMemory, ctx: MemoryContext | None) -> dict[str, Any]:
+        if ctx is None:  # no user message: nothing to retrieve for
+            ctx = MemoryContext(text="", tokens=0, budget=self.token_budget)
+        return {
             "user_id": user.scope.user_id,
             "agent_id": user.scope.agent_id,
-            "memory_context": "",
-            "memory_items": [],
-            "memory_tokens": 0,
-            "memory_errors": [],
+            "memory_context": ctx.text,
+            "memory_items": [item_to_dict(item) for item in ctx.items],
+            "memory_tokens": ctx.tokens,
+            "memory_errors": [f"retrieval.{t}: {e}" for t, e in sorted(ctx.errors.items())],
         }
-        if ctx is not None:
-            update["memory_context"] = ctx.text
-            update["memory_items"] = [item_to_dict(item) for item in ctx.items]
-            update["memory_tokens"] = ctx.tokens
-            update["memory_errors"] = [
-                f"retrieval.{tier}: {error}" for tier, error in sorted(ctx.errors.items())
-            ]
-        return update
 
     def __call__(self, state: Any, config: RunnableConfig | None = None) -> dict[str, Any]:
         """Run the node: the state update with the memory context."""

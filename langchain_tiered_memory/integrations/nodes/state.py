@@ -1,12 +1,8 @@
 """The memory agent's graph state, its run context, and who the run is for.
 
-:class:`MemoryAgentState` is ``MessagesState`` plus the keys the memory nodes
-read and write; every value is plain JSON (strings, numbers, dicts, lists), so
-any checkpointer and the LangGraph server can store it. :class:`MemoryAgentContext`
-is the ``context_schema`` of the agent: pass ``context={"user_id": "alice"}``
-to ``invoke``. :func:`resolve_user` finds the user of a run, first in the run's
-context and then in ``config["configurable"]``, and raises an error naming
-both ways when neither has one.
+:class:`MemoryAgentState` holds plain JSON only, so any checkpointer and the
+LangGraph server can store it. :func:`resolve_user` finds the run's user in its
+context, then in ``config["configurable"]``, and names both ways when neither has one.
 
 Examples:
     >>> resolve_user({"user_id": "Alice"}, None)
@@ -177,17 +173,11 @@ def current_turn(messages: Sequence[BaseMessage]) -> tuple[list[HumanMessage], l
     Returns:
         The turn's user messages, and the messages after the last of them.
     """
-    last_human = None
-    for index in range(len(messages) - 1, -1, -1):
-        if isinstance(messages[index], HumanMessage):
-            last_human = index
-            break
-    if last_human is None:
+    indices = [n for n, message in enumerate(messages) if isinstance(message, HumanMessage)]
+    if not indices:
         return [], []
-    start = last_human
-    while start > 0:
-        if not isinstance(messages[start - 1], HumanMessage | SystemMessage):
-            break
+    start = last = indices[-1]
+    while start > 0 and isinstance(messages[start - 1], HumanMessage | SystemMessage):
         start -= 1
-    humans = [m for m in messages[start : last_human + 1] if isinstance(m, HumanMessage)]
-    return humans, list(messages[last_human + 1 :])
+    humans = [m for m in messages[start : last + 1] if isinstance(m, HumanMessage)]
+    return humans, list(messages[last + 1 :])

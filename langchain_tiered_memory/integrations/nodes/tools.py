@@ -1,14 +1,9 @@
 """Memory tools for the model: search memory, remember a fact, forget a memory.
 
-The tools act for the run's user: they read the user from the run's context
-(``context={"user_id": ...}``) or ``config["configurable"]["user_id"]``, unless
-a fixed ``user_id`` is given. A failure
-never escapes as an exception: the model reads the error text (the tool
-message has ``status="error"``), and the failure is logged and counted in
-``memory.stats()["errors"]``.
-
-``remember_fact`` queues the fact on the durable writer (off the hot path);
-it is searchable once the writer has applied it (``memory.flush()`` waits).
+The tools act for the run's user (from its context or ``config["configurable"]``)
+unless a fixed ``user_id`` is given. A failure never escapes: the model reads
+the error text (``status="error"``) and it is counted in ``memory.stats()["errors"]``.
+``remember_fact`` queues the fact on the writer (``memory.flush()`` waits for it).
 
 Examples:
     >>> import tempfile
@@ -100,7 +95,7 @@ def _check_text(value: str, what: str) -> str:
 
 
 class _MemoryToolset:
-    """The shared plumbing of the three tools: finding the user, reporting failures."""
+    """The three tools; each method's name and docstring are its tool's name and description."""
 
     def __init__(
         self, memory: TieredMemory, user_id: str | None, agent_id: str | None, top_k: int
@@ -128,26 +123,24 @@ class _MemoryToolset:
             "Answer without it, and tell the user if it matters."
         )
 
-    # search ----------------------------------------------------------------
-
-    def search(self, query: str, config: RunnableConfig) -> str:
+    def search_memory(self, query: str, config: RunnableConfig) -> str:
+        """Search long-term memory (facts, past episodes, tool lessons) about the user."""
         try:
             text = _check_text(query, "query to search")
             return format_search_results(self.user(config).search(text, top_k=self.top_k))
         except Exception as exc:
             raise self.failed("search memory", exc) from exc
 
-    async def asearch(self, query: str, config: RunnableConfig) -> str:
+    async def asearch_memory(self, query: str, config: RunnableConfig) -> str:
+        """Search long-term memory (facts, past episodes, tool lessons) about the user."""
         try:
             text = _check_text(query, "query to search")
-            items = await self.user(config).asearch(text, top_k=self.top_k)
-            return format_search_results(items)
+            return format_search_results(await self.user(config).asearch(text, top_k=self.top_k))
         except Exception as exc:
             raise self.failed("search memory", exc) from exc
 
-    # remember --------------------------------------------------------------
-
-    def remember(self, fact: str, config: RunnableConfig) -> str:
+    def remember_fact(self, fact: str, config: RunnableConfig) -> str:
+        """Remember a fact about the user for future sessions, e.g. 'I am vegetarian'."""
         try:
             text = _check_text(fact, "fact to remember")
             self.user(config).queue_remember(text)
@@ -155,7 +148,8 @@ class _MemoryToolset:
         except Exception as exc:
             raise self.failed("remember the fact", exc) from exc
 
-    async def aremember(self, fact: str, config: RunnableConfig) -> str:
+    async def aremember_fact(self, fact: str, config: RunnableConfig) -> str:
+        """Remember a fact about the user for future sessions, e.g. 'I am vegetarian'."""
         try:
             text = _check_text(fact, "fact to remember")
             await self.user(config).aqueue_remember(text)
@@ -163,16 +157,16 @@ class _MemoryToolset:
         except Exception as exc:
             raise self.failed("remember the fact", exc) from exc
 
-    # forget ----------------------------------------------------------------
-
-    def forget(self, query: str, config: RunnableConfig) -> str:
+    def forget_memory(self, query: str, config: RunnableConfig) -> str:
+        """Forget the remembered facts that best match the description (restorable)."""
         try:
             text = _check_text(query, "query to forget")
             return _format_forgotten(self.user(config).forget(text))
         except Exception as exc:
             raise self.failed("forget", exc) from exc
 
-    async def aforget(self, query: str, config: RunnableConfig) -> str:
+    async def aforget_memory(self, query: str, config: RunnableConfig) -> str:
+        """Forget the remembered facts that best match the description (restorable)."""
         try:
             text = _check_text(query, "query to forget")
             return _format_forgotten(await self.user(config).aforget(text))
@@ -199,36 +193,11 @@ def create_memory_tools(
         Three tools with sync and async implementations; they return error
         text (``status="error"``) instead of raising.
     """
-    toolset = _MemoryToolset(memory, user_id, agent_id, top_k)
-
-    def search_memory(query: str, config: RunnableConfig) -> str:
-        """Search long-term memory (facts, past episodes, tool lessons) about the user."""
-        return toolset.search(query, config)
-
-    async def asearch_memory(query: str, config: RunnableConfig) -> str:
-        """Search long-term memory (facts, past episodes, tool lessons) about the user."""
-        return await toolset.asearch(query, config)
-
-    def remember_fact(fact: str, config: RunnableConfig) -> str:
-        """Remember a fact about the user for future sessions, e.g. 'I am vegetarian'."""
-        return toolset.remember(fact, config)
-
-    async def aremember_fact(fact: str, config: RunnableConfig) -> str:
-        """Remember a fact about the user for future sessions, e.g. 'I am vegetarian'."""
-        return await toolset.aremember(fact, config)
-
-    def forget_memory(query: str, config: RunnableConfig) -> str:
-        """Forget the remembered facts that best match the description (restorable)."""
-        return toolset.forget(query, config)
-
-    async def aforget_memory(query: str, config: RunnableConfig) -> str:
-        """Forget the remembered facts that best match the description (restorable)."""
-        return await toolset.aforget(query, config)
-
+    tools = _MemoryToolset(memory, user_id, agent_id, top_k)
     pairs = (
-        (SEARCH_TOOL, search_memory, asearch_memory),
-        (REMEMBER_TOOL, remember_fact, aremember_fact),
-        (FORGET_TOOL, forget_memory, aforget_memory),
+        (SEARCH_TOOL, tools.search_memory, tools.asearch_memory),
+        (REMEMBER_TOOL, tools.remember_fact, tools.aremember_fact),
+        (FORGET_TOOL, tools.forget_memory, tools.aforget_memory),
     )
     return [
         StructuredTool.from_function(

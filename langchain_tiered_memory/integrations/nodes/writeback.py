@@ -1,14 +1,10 @@
 """The ``writeback`` node: queue the turn's memory writes on the durable writer.
 
-Takes ``pending_writes`` from ``reflect`` and hands each write to
-:meth:`UserMemory.aqueue_episode`, :meth:`~UserMemory.aqueue_remember` (fact
-extraction from the user's words, linked to the episode) and
-:meth:`~UserMemory.aqueue_tool_use`. With the durable writer of
-``TieredMemory.open`` each is one row in the SQLite outbox: the extraction and
-the store writes happen in the writer's thread, after the answer, durably.
-A write that cannot be queued does not
-fail the turn: it is logged, counted in ``memory.stats()["errors"]`` and listed
-in the state's ``memory_errors``.
+Queues the episode, the user's words for fact extraction (linked to the
+episode) and the tool uses of ``pending_writes`` on the memory's writer (one
+SQLite outbox row each with ``TieredMemory.open``; the work happens after the
+answer). A write that cannot be queued does not fail the turn: it is logged,
+counted in ``memory.stats()["errors"]`` and listed in ``memory_errors``.
 
 Examples:
     >>> import tempfile
@@ -28,8 +24,6 @@ Examples:
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.runnables import RunnableConfig, RunnableLambda
@@ -39,6 +33,7 @@ from langchain_tiered_memory.integrations.nodes.state import (
     resolve_user,
     runtime_context,
 )
+from langchain_tiered_memory.plans import Plan, arun_plan, run_plan
 from langchain_tiered_memory.tiers.episodic.models import Episode
 from langchain_tiered_memory.tiers.procedural.models import ToolUsageRecord
 
@@ -48,79 +43,45 @@ if TYPE_CHECKING:
 
 __all__ = ["WritebackNode", "aqueue_turn_writes", "create_writeback_node", "queue_turn_writes"]
 
-_Write = tuple[str, Callable[[], Any], Callable[[], Awaitable[Any]]]
 
-
-def _plan(user: UserMemory, writes: PendingWrites | None) -> tuple[list[_Write], list[str]]:
-    """Each write as (label, sync call, async call), and the records that were malformed."""
-    planned: list[_Write] = []
+def _writes(user: UserMemory, writes: PendingWrites) -> Plan[list[str]]:
+    """Yield each write as (sync call, async call, arguments); return what went wrong."""
     errors: list[str] = []
-    if not writes:
-        return planned, errors
+
+    def failed(label: str, exc: Exception) -> None:  # in the state and stats; the turn goes on
+        user.runtime.record_error(f"writeback.{label}", exc)
+        errors.append(f"writeback.{label}: {type(exc).__name__}: {exc}")
+
     episode_id = None
     if writes.get("episode"):
         try:
             episode = Episode.model_validate(writes["episode"])
-        except ValueError as exc:
-            errors.append(_failure(user, "episode", exc))
-        else:
             episode_id = episode.episode_id
-            planned.append(
-                (
-                    "episode",
-                    lambda: user.queue_episode(episode),
-                    lambda: user.aqueue_episode(episode),
-                )
-            )
+            yield user.queue_episode, user.aqueue_episode, (episode,)
+        except Exception as exc:
+            failed("episode", exc)
     for text in writes.get("facts") or []:
-        planned.append(
-            (
-                "facts",
-                partial(user.queue_remember, text, episode_id),
-                partial(user.aqueue_remember, text, episode_id),
-            )
-        )
+        try:
+            yield user.queue_remember, user.aqueue_remember, (text, episode_id)
+        except Exception as exc:
+            failed("facts", exc)
     for data in writes.get("tool_uses") or []:
         try:
             record = ToolUsageRecord.model_validate(data)
-        except ValueError as exc:
-            errors.append(_failure(user, "tool_use", exc))
-            continue
-        planned.append(
-            (
-                "tool_use",
-                partial(user.queue_tool_use, record),
-                partial(user.aqueue_tool_use, record),
-            )
-        )
-    return planned, errors
-
-
-def _failure(user: UserMemory, label: str, exc: Exception) -> str:
-    user.runtime.record_error(f"writeback.{label}", exc)
-    return f"writeback.{label}: {type(exc).__name__}: {exc}"
+            yield user.queue_tool_use, user.aqueue_tool_use, (record,)
+        except Exception as exc:
+            failed("tool_use", exc)
+    return errors
 
 
 def queue_turn_writes(user: UserMemory, writes: PendingWrites | None) -> list[str]:
     """Queue ``writes`` for ``user``; returns the errors (empty when all were queued)."""
-    planned, errors = _plan(user, writes)
-    for label, call, _ in planned:
-        try:
-            call()
-        except Exception as exc:  # reported in the state and stats; the turn goes on
-            errors.append(_failure(user, label, exc))
-    return errors
+    return run_plan(_writes(user, writes), lambda w: w[0](*w[2])) if writes else []
 
 
 async def aqueue_turn_writes(user: UserMemory, writes: PendingWrites | None) -> list[str]:
     """Async twin of :func:`queue_turn_writes`."""
-    planned, errors = _plan(user, writes)
-    for label, _, acall in planned:
-        try:
-            await acall()
-        except Exception as exc:  # reported in the state and stats; the turn goes on
-            errors.append(_failure(user, label, exc))
-    return errors
+    return await arun_plan(_writes(user, writes), lambda w: w[1](*w[2])) if writes else []
 
 
 class WritebackNode:
