@@ -1,42 +1,19 @@
 """``QdrantMemoryStore``: a LangGraph ``BaseStore`` on Qdrant, embedded or client.
 
-Two engines sit behind one query compiler (:mod:`.plan`):
-
-* :meth:`QdrantMemoryStore.embedded` (default): Qdrant Edge in-process, on disk;
-* :meth:`QdrantMemoryStore.from_client` / :meth:`~QdrantMemoryStore.from_url`:
-  a Qdrant server, Qdrant Cloud, or qdrant-client's local mode.
-
-Retrieval is ``"hybrid"`` (dense + BM25 fused), ``"dense"`` or ``"lexical"``,
-chosen per store and overridable per search. Hybrid fusion is a
-:class:`~langchain_tiered_memory.stores.fusion.FusionConfig` (``fusion=``): by default
-a weighted mean of the calibrated cosine and the BM25 score relative to the query's
-best, each side weighted by the inverse spread of its candidates' scores
-(:data:`.fusion.DEFAULT_FUSION`),
-or reciprocal rank fusion with ``FusionConfig(method="rrf")``. ``lexical_fields=``
-BM25-indexes other value fields than the embedded ones (e.g. a turn plus its
-neighbouring turns), with repeat weights. BM25 document frequencies count the
-points under the searched namespace prefix (``lexical_idf="namespace"``: a
-user's scores never depend on other users' memories), or the whole collection
-(``lexical_idf="global"``: constant time per query term, 1.7 ms less per query
-over a 67k-point namespace).
-A dense search whose filter keeps at most ``full_scan_points`` points (by
-default 30,000 KB of vectors: 20,000 of 384-d) scans them exactly (recall 1.0)
-instead of leaving that to the engine's full-scan threshold (about 6,700 points
-of 384-d); None restores the engine's choice. Above it, a value filter asks for
-ACORN when it keeps under 40% of the points carrying its fields: see
-:mod:`.search_walk`. Optimized segments keep each namespace's points together
-(``is_tenant`` on the exact-namespace index, on both engines), so a
-namespace-filtered search reads them in order; a store made before is
-rewritten once by its next background optimisation (see :meth:`start_optimize`).
-``SearchItem.score`` is in ``[0, 1]`` in every mode, higher is better: the cosine
-similarity as ``(1 + cosine) / 2`` in dense mode, the BM25 score ``s`` as
-``s / (s + 6)`` in lexical mode, and in hybrid mode a weighted mean of the dense score
-and the BM25 score divided by the query's best BM25 score (by default 0.75 dense and
-1.0 lexical, each divided by the spread of that side's scores over its candidates).
-A candidate a side did not return counts 0 there when that side returned every
-match, else a little below the lowest score it returned.
-With ``FusionConfig(method="rrf")`` it is ``sum 1/(60 + rank)`` divided by its best
-possible value. Only ``distance_type="cosine"`` is accepted in ``index``.
+Two engines sit behind one query compiler (:mod:`.plan`): :meth:`QdrantMemoryStore.embedded`
+(default: Qdrant Edge in-process, on disk) and :meth:`~QdrantMemoryStore.from_client` /
+:meth:`~QdrantMemoryStore.from_url` (a Qdrant server, Qdrant Cloud, or qdrant-client's
+local mode). Retrieval is ``"hybrid"`` (dense + BM25 fused as ``fusion=`` says, by default
+:data:`.fusion.DEFAULT_FUSION`), ``"dense"`` or ``"lexical"``, chosen per store and
+overridable per search; ``SearchItem.score`` is in ``[0, 1]`` in every mode, higher is
+better (``docs/store.md``, "What a search score means"). ``lexical_fields=`` BM25-indexes
+other value fields than the embedded ones, with repeat weights. BM25 document frequencies
+count the points under the searched namespace prefix (``lexical_idf="namespace"``: a
+user's scores never depend on other users' memories) or the whole collection
+(``"global"``: constant time per query term). A dense search whose filter keeps at most
+``full_scan_points`` points scans them exactly (:mod:`.search_walk`). Optimized segments
+keep each namespace's points together (see :meth:`QdrantMemoryStore.start_optimize`).
+Only ``distance_type="cosine"`` is accepted in ``index``.
 
 Limits: values are JSON dicts of at most 1 MiB (compact UTF-8 JSON), nested at
 most 32 levels; namespace labels are non-empty strings without ``.`` or NUL.
@@ -45,6 +22,7 @@ most 32 levels; namespace labels are non-empty strings without ``.`` or NUL.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import os
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from datetime import datetime
@@ -126,10 +104,8 @@ class QdrantMemoryStore(BaseStore):
     def concurrent_reads(self) -> bool:
         """Whether reads from several threads overlap (callers may then fan out).
 
-        False on the embedded engine: qdrant-edge-py holds the GIL while it
-        searches, so threads only queue (two threads measured 0.97x the
-        queries/s of one) and add scheduling jitter; True on a server, where a
-        read waits on the network with the GIL released.
+        False on the embedded engine (qdrant-edge-py holds the GIL while it
+        searches, so threads only queue); True on a server.
         """
         return not isinstance(self.engine, EdgeEngine)
 
@@ -137,12 +113,9 @@ class QdrantMemoryStore(BaseStore):
         """Start embedding ``query`` for a search to come, on a background thread.
 
         Works when the index's embeddings can prefetch (a
-        :class:`~langchain_tiered_memory.embedding_cache.CachedEmbeddings`, as
-        ``TieredMemory.open`` sets up) and the store's retrieval is not lexical;
-        returns whether it did. A search of ``query`` then waits for that vector
-        instead of embedding the query itself, so searches started together
-        (the context assembler's, on the async path or over a server) share
-        one embedding instead of each making its own.
+        :class:`~langchain_tiered_memory.embedding_cache.CachedEmbeddings`) and
+        retrieval is not lexical; returns whether it did. Searches of ``query``
+        started together then share one embedding.
         """
         prefetch = getattr(self._planner.embeddings, "prefetch", None)
         if self._planner.retrieval == "lexical" or not callable(prefetch):
@@ -294,19 +267,10 @@ class QdrantMemoryStore(BaseStore):
         ``full_scan_points``) are taken from
         ``kw``; the rest go to ``QdrantClient``.
         """
-        names = (
-            "index",
-            "retrieval",
-            "collection",
-            "ttl",
-            "clock",
-            "fusion",
-            "lexical_fields",
-            "lexical_idf",
-            "full_scan_points",
-        )
-        options = {k: kw.pop(k) for k in names if k in kw}
         from qdrant_client import QdrantClient
+
+        names = inspect.signature(cls.from_client).parameters.keys() - {"client"}
+        options = {k: kw.pop(k) for k in names if k in kw}
 
         key = api_key if api_key is not None else os.environ.get("QDRANT_API_KEY")
         client = QdrantClient(location=url, api_key=key, **kw)
@@ -589,7 +553,7 @@ class QdrantMemoryStore(BaseStore):
         with self._versions.bumped_after(None):
             return await self._arun(self._planner.sweep_plan)
 
-    def _search_op(
+    def _search_plan(
         self,
         namespace_prefix: tuple[str, ...],
         query: str | None,
@@ -597,11 +561,13 @@ class QdrantMemoryStore(BaseStore):
         limit: int,
         offset: int,
         refresh_ttl: bool | None,
-    ) -> SearchOp:
+        retrieval: RetrievalMode | None,
+    ) -> Plan[list[Result]]:
         prefix = check_namespace(namespace_prefix, allow_empty=True)
         if refresh_ttl is None:  # LangGraph's default: the TTL config's refresh_on_read
             refresh_ttl = (self.ttl_config or {}).get("refresh_on_read", True)
-        return SearchOp(prefix, filter, limit, offset, query, refresh_ttl)
+        op = SearchOp(prefix, filter, limit, offset, query, refresh_ttl)
+        return self._planner.batch_plan([op], {0: retrieval} if retrieval is not None else None)
 
     def search(  # type: ignore[override]
         self,
@@ -616,10 +582,8 @@ class QdrantMemoryStore(BaseStore):
         retrieval: RetrievalMode | None = None,
     ) -> list[SearchItem]:
         """Search items under a namespace prefix; ``retrieval`` overrides the store's mode."""
-        op = self._search_op(namespace_prefix, query, filter, limit, offset, refresh_ttl)
-        modes = {0: retrieval} if retrieval is not None else None
-        result = self._run(self._planner.batch_plan([op], modes), "asearch")
-        return result[0]  # type: ignore[return-value]
+        args = (namespace_prefix, query, filter, limit, offset, refresh_ttl, retrieval)
+        return self._run(self._search_plan(*args), "asearch")[0]  # type: ignore[return-value]
 
     async def asearch(  # type: ignore[override]
         self,
@@ -634,10 +598,8 @@ class QdrantMemoryStore(BaseStore):
         retrieval: RetrievalMode | None = None,
     ) -> list[SearchItem]:
         """Async twin of :meth:`search`."""
-        op = self._search_op(namespace_prefix, query, filter, limit, offset, refresh_ttl)
-        modes = {0: retrieval} if retrieval is not None else None
-        result = await self._arun(lambda: self._planner.batch_plan([op], modes))
-        return result[0]  # type: ignore[return-value]
+        args = (namespace_prefix, query, filter, limit, offset, refresh_ttl, retrieval)
+        return (await self._arun(lambda: self._search_plan(*args)))[0]  # type: ignore[return-value]
 
     # Namespace checks that raise NamespaceError before LangGraph's own checks.
     def get(
@@ -806,11 +768,7 @@ def _check_paths(*paths: NamespacePath | None) -> None:
 
 
 def _written(ops: Sequence[Op]) -> list[tuple[str, ...]]:
-    """The namespaces a batch puts or deletes items in, each once.
-
-    A namespace with a label that is not a string cannot be written (the batch
-    refuses it with a ``NamespaceError``), so it is left out.
-    """
+    """The namespaces a batch puts or deletes items in, each once (valid ones only)."""
     return list(
         dict.fromkeys(
             tuple(op.namespace)
