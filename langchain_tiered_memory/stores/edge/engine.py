@@ -2,28 +2,17 @@
 
 One directory per collection, ``<path>/<collection>``, holding the live shard
 (directly, or as a generation ``shard-NNNNNN`` named by a pointer file: see
-:mod:`.edge_files`, whose recovery rule the engine applies on open). The shard
-keeps its write-ahead log (never disabled: without it a second handle silently
-loses writes). Before the shard, the engine takes the collection lock
-(:mod:`.edge_lock`): a second opener, in this process or another, gets a
-:class:`~langchain_tiered_memory.errors.StoreLockedError` naming the holder.
-A new store's shard is built in memory (tmpfs) and copied in with one fsync
-per file, which is about 3x faster on a busy disk than letting Qdrant Edge
-sync it about 120 times.
+:mod:`.files`, whose recovery rule applies on open). The engine takes the
+collection lock (:mod:`.lock`) first, so a second opener gets a
+:class:`~langchain_tiered_memory.errors.StoreLockedError` naming the holder. A new
+shard is built in memory (tmpfs) and copied in with one fsync per file. The
+write-ahead log is never disabled (without it a second handle silently loses writes).
 
-Qdrant Edge is synchronous and holds the GIL while it runs, so the async driver
-runs whole plans in a worker thread. Searches on unoptimised segments are exact
-scans of the points that match the indexed namespace filter, which is fast for
-namespace-scoped queries. HNSW graphs are built by the ``Optimize`` request
-(in-process: every thread of the process stalls until it returns) or, without
-stalling, by :meth:`EdgeEngine.start_optimize` (a child process builds a new
-shard generation that is then swapped in; see :mod:`.edge_optimizer`).
-
-Value filters are answered from payload indexes only: equality through the
-keyword index on ``value_marks``, numeric ranges through a float index on
-``value.<path>`` that is created the first time a filter ranges over that path
-(it then exists in the shard, so it is created once per collection and is kept
-up to date by every later write).
+Qdrant Edge holds the GIL while it runs, so the async driver runs whole plans in a
+worker thread. HNSW graphs are built by ``Optimize`` (in-process: every thread
+stalls) or by :meth:`EdgeEngine.start_optimize` (a child process; see
+:mod:`.optimizer`). Value filters are answered from payload indexes only; a float
+index on ``value.<path>`` is created the first time a filter ranges over it.
 
 Examples:
     >>> import tempfile
@@ -158,9 +147,8 @@ def _write_op(request: Any) -> qe.UpdateOperation | None:
 def _ensure_indexes(shard: qe.EdgeShard) -> None:
     """Create the store's keyword and integer payload indexes that the shard lacks.
 
-    A layout key added to a shard that already holds points is left unflagged:
-    its segments are not laid out yet, and :func:`.edge_build.tenant_layout`
-    must say so for the next background optimisation to rewrite them.
+    A layout key added to a shard that holds points is left unflagged, so that
+    :func:`.build.tenant_layout` says its segments are not laid out yet.
     """
     info = shard.info()
     schema, holds_points = info.payload_schema, info.points_count > 0
@@ -175,14 +163,19 @@ def _ensure_indexes(shard: qe.EdgeShard) -> None:
                 shard.update(qe.UpdateOperation.create_field_index(name, index))
 
 
-def _upgrade_meta(meta_path: Path) -> None:
-    """Record the current format in a store of an older readable one (points stay)."""
-    meta = json.loads(meta_path.read_text("utf-8"))
-    if meta.get("format") != rq.PAYLOAD_FORMAT:
-        meta["format"] = rq.PAYLOAD_FORMAT
-        tmp = meta_path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(meta), "utf-8")
-        tmp.replace(meta_path)
+def _check_meta(meta: dict[str, Any], holder: str, c: rq.Collection) -> None:
+    rq.check_format(
+        meta.get("format"),
+        holder,
+        "re-create the store at a new path and copy the items over "
+        "(store.search(..., limit=...) then put)",
+    )
+    rq.check_dims(
+        meta.get("dims"),
+        c.dims,
+        holder,
+        "use the embedding model the store was created with, or a new path",
+    )
 
 
 def _make_empty(path: Path, config: qe.EdgeConfig) -> None:
@@ -264,38 +257,19 @@ class EdgeEngine:
         return self.live.dir if self.live is not None else None
 
     # ------------------------------------------------------------------ set-up
-    @staticmethod
-    def _check_meta(meta_path: Path, c: rq.Collection) -> None:
-        if not meta_path.exists():
-            return
-        meta = json.loads(meta_path.read_text("utf-8"))
-        holder = f"the store at {meta_path.parent}"
-        rq.check_format(
-            meta.get("format"),
-            holder,
-            "re-create the store at a new path and copy the items over "
-            "(store.search(..., limit=...) then put)",
-        )
-        rq.check_dims(
-            meta.get("dims"),
-            c.dims,
-            holder,
-            "use the embedding model the store was created with, or a new path",
-        )
-
     def _load_or_create(
         self, container: Path, live: Path, c: rq.Collection
-    ) -> tuple[qe.EdgeShard, Path]:
+    ) -> tuple[qe.EdgeShard, Path, dict[str, Any]]:
+        """Open or create the shard; returns it, its directory and the store's metadata."""
         meta_path = container / META
+        meta = json.loads(meta_path.read_text("utf-8")) if meta_path.exists() else None
         if has_shard(live):
-            self._check_meta(meta_path, c)
+            if meta is not None:
+                _check_meta(meta, f"the store at {container}", c)
             read_open_files(live)  # one sequential pass instead of random reads on load
-            if self.optimizers is None:
-                shard = qe.EdgeShard.load(str(live))
-            else:
-                meta = json.loads(meta_path.read_text("utf-8")) if meta_path.exists() else {}
-                config = edge_config(_NAMES, meta.get("dims", c.dims), self.optimizers)
-                shard = qe.EdgeShard.load(str(live), config)
+            dims = (meta or {}).get("dims", c.dims)
+            config = None if self.optimizers is None else edge_config(_NAMES, dims, self.optimizers)
+            shard = qe.EdgeShard.load(str(live), config)
         else:
             config = edge_config(_NAMES, c.dims, self.optimizers)
             try:
@@ -308,18 +282,19 @@ class EdgeEngine:
             else:
                 live, shard = built, qe.EdgeShard.load(str(built))
         _ensure_indexes(shard)  # also completes a store whose creation was interrupted
-        if not meta_path.exists():
-            meta_path.write_text(json.dumps({"format": rq.PAYLOAD_FORMAT, "dims": c.dims}), "utf-8")
-        else:
-            _upgrade_meta(meta_path)
-        return shard, live
+        if meta is None or meta.get("format") != rq.PAYLOAD_FORMAT:  # new, or upgraded in place
+            meta = {**(meta or {"dims": c.dims}), "format": rq.PAYLOAD_FORMAT}
+            tmp = meta_path.with_suffix(".tmp")
+            tmp.write_text(json.dumps(meta), "utf-8")
+            tmp.replace(meta_path)
+        return shard, live, meta
 
     def _open(self, c: rq.Collection) -> None:
         container = self.root / c.name
         lock = CollectionLock(container)
         lock.acquire()
         try:
-            shard, live = self._load_or_create(container, recover(container), c)
+            shard, live, meta = self._load_or_create(container, recover(container), c)
         except (BackendError, ConfigurationError):
             lock.release()
             raise
@@ -333,7 +308,6 @@ class EdgeEngine:
             lock.release()
             raise
         self._lock, self.container, self.collection = lock, container, c
-        meta = json.loads((container / META).read_text("utf-8"))
         self._dims = meta.get("dims", c.dims)  # what the shard holds (index may be None)
         self.live = LiveShard(shard, live)
         schema = shard.info().payload_schema
@@ -415,15 +389,9 @@ class EdgeEngine:
     ) -> OptimizationStatus:
         """Build an optimised shard in a child process and swap it in; returns at once.
 
-        Reads and writes go on meanwhile; writes wait while the shard is copied
-        and both wait for the swap (see :mod:`.edge_optimizer` for the figures).
         A run already going on is returned instead of starting another, unless
-        ``purge`` is asked and that run does not purge: then the purge starts
-        after it.
-
-        A store made before segments were laid out by namespace is rewritten
-        (``purge``) once, since only a rebuild from its points lays it out (see
-        :data:`~langchain_tiered_memory.stores.edge.build.TENANT_INDEX`).
+        ``purge`` is asked and that run does not purge: then the purge starts after
+        it. A store made before segments were laid out by namespace is purged once.
 
         Args:
             purge: Rewrite the shard from its live points, so deleted payloads
