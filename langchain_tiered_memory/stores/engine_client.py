@@ -1,19 +1,13 @@
 """The client engine: a ``QdrantClient`` or ``AsyncQdrantClient``.
 
-Works with a Qdrant server or Qdrant Cloud (how users outgrow one machine) and
-with qdrant-client's local mode (``":memory:"`` or a path; fine for small
-collections and tests, but its payload indexes have no effect, so it scans).
-
-Every request becomes a short sub-plan of client method calls
-(:class:`Call`); :meth:`ClientEngine.execute` runs it on a sync client and
-:meth:`ClientEngine.aexecute` awaits it on an async client, so nothing is
-written twice.
-
-Value filters use payload indexes as on the embedded engine: the keyword index
-on ``value_marks`` for equality, and a float index on ``value.<path>`` created
-(``create_payload_index``) the first time a filter ranges over that path. The
-collection's metadata records the payload format; a collection written in
-another format is refused with a :class:`ConfigurationError`.
+Works with a Qdrant server or Qdrant Cloud, and with qdrant-client's local mode
+(``":memory:"`` or a path: fine for small collections and tests; it scans). Every
+request becomes a short sub-plan of client calls (:class:`Call`), run by
+:meth:`ClientEngine.execute` on a sync client or awaited by
+:meth:`ClientEngine.aexecute` on an async one. Value filters use payload indexes as
+on the embedded engine (``value.<path>`` float indexes created on first use); the
+collection's metadata records the payload format, and a collection of a format
+this version cannot read is refused with a :class:`ConfigurationError`.
 
 Examples:
     >>> from qdrant_client import QdrantClient
@@ -133,15 +127,7 @@ def _setup_calls(c: rq.Collection) -> Calls:
             },
         )
         for name in (*rq.KEYWORD_INDEXES, *rq.INTEGER_INDEXES):
-            yield Call(
-                "create_payload_index",
-                {
-                    "collection_name": c.name,
-                    "field_name": name,
-                    "field_schema": _index_schema(name),
-                    "wait": True,
-                },
-            )
+            yield _index_call(c.name, name)
     info = yield Call("get_collection", {"collection_name": c.name})
     found = (info.config.metadata or {}).get(FORMAT_KEY)
     holder = f"collection {c.name!r}"
@@ -161,11 +147,7 @@ def _setup_calls(c: rq.Collection) -> Calls:
 
 
 def _index_schema(name: str) -> models.PayloadSchemaParams:
-    """The index of payload field ``name``: HNSW links only for :data:`~.requests.LINKED_INDEXES`.
-
-    A server lays segments out by :data:`~.requests.TENANT_INDEX` (``is_tenant``) in new
-    collections; collections made before keep their layout.
-    """
+    """The index of payload field ``name`` (links and layout as in :mod:`.requests`)."""
     linked = name in rq.LINKED_INDEXES
     if name in rq.KEYWORD_INDEXES:
         return models.KeywordIndexParams(
@@ -180,18 +162,16 @@ def _index_schema(name: str) -> models.PayloadSchemaParams:
     return models.FloatIndexParams(type=models.FloatIndexType.FLOAT, enable_hnsw=linked)
 
 
+def _index_call(collection: str, name: str) -> Call:
+    schema = _index_schema(name)
+    kwargs = {"collection_name": collection, "field_name": name, "field_schema": schema}
+    return Call("create_payload_index", {**kwargs, "wait": True})
+
+
 def _range_index_calls(name: str, request: Any, indexed: set[str]) -> Calls:
     """Create a float index on every ``value.<path>`` the request's filters range over (once)."""
     for key in sorted(rq.fields_to_index(request) - indexed):
-        yield Call(
-            "create_payload_index",
-            {
-                "collection_name": name,
-                "field_name": key,
-                "field_schema": _index_schema(key),
-                "wait": True,
-            },
-        )
+        yield _index_call(name, key)
         indexed.add(key)
 
 
@@ -268,11 +248,7 @@ def _calls(name: str, request: Any, indexed: set[str]) -> Calls:
 
 
 def _is_local(client: QdrantClient | AsyncQdrantClient) -> bool:
-    """Whether ``client`` runs qdrant-client's local mode (``":memory:"`` or a path).
-
-    The client's public ``init_options`` decide it by the same rule the client
-    applies when it picks its local or remote implementation.
-    """
+    """Whether ``client`` runs qdrant-client's local mode (``":memory:"`` or a path)."""
     options = client.init_options
     return options.get("location") == ":memory:" or options.get("path") is not None
 

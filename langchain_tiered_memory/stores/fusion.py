@@ -1,21 +1,11 @@
 """Fusing ranked lists from several retrievers (dense, lexical, ...) into one ranking.
 
-Two families, both pure functions over ``{key: score}`` maps:
-
-* **Rank fusion** (:func:`weighted_rrf`): each list contributes ``w / (k + rank)``.
-  Robust to score scales, but it throws away how *much* better the first hit was.
-* **Score fusion** (:func:`weighted_score_fusion`): each list's scores are put on
-  ``[0, 1]`` and combined with weights. It keeps the margins, which is what lets a
-  very confident lexical match beat a lukewarm dense one. The calibrated scales
-  map each score on its own, so a score means the same in every query:
-  ``"cosine"`` is ``(1 + cosine) / 2``, ``"saturate"`` is ``s / (s + k)`` for a
-  BM25 score ``s``. The relative scales (``"minmax"`` over the candidates,
-  ``"zscore"``, ``"max"``: divide by the best score) depend on the other candidates.
-  With ``spread_floor`` set, each side's weight is divided by the spread of its
-  scores over its candidates, so each side counts by how far a candidate stands
-  out among its own candidates, as with z-scores, and the fused score stays a
-  weighted mean in ``[0, 1]``. The default (:data:`DEFAULT_FUSION`) does this with
-  the calibrated cosine and the BM25 score divided by the query's best.
+Pure functions over ``{key: score}`` maps: rank fusion (:func:`weighted_rrf`, robust to
+score scales but blind to margins) and score fusion (:func:`weighted_score_fusion`:
+each list's scores put on a common scale by :func:`normalize_scores`, then weighted,
+optionally by the inverse spread of each side's scores). The default,
+:data:`DEFAULT_FUSION`, fuses the calibrated cosine and the BM25 score divided by the
+query's best, in ``[0, 1]`` (``docs/store.md``, "What a search score means").
 
 Examples:
     >>> from langchain_tiered_memory.stores.fusion import weighted_rrf
@@ -152,8 +142,7 @@ def normalize_scores(
     if method == "none":
         return dict(scores)
     if method == "zscore":
-        mean = sum(vals) / len(vals)
-        std = math.sqrt(sum((v - mean) ** 2 for v in vals) / len(vals))
+        mean, std = sum(vals) / len(vals), _spread(scores)
         return {key: (s - mean) / std if std > 0 else 0.0 for key, s in scores.items()}
     raise ConfigurationError(
         f"unknown normalization {method!r}: use 'cosine', 'saturate', 'minmax', 'zscore', "
@@ -346,9 +335,7 @@ DEFAULT_FUSION = FusionConfig(
 """Hybrid search: a weighted mean of ``(1 + cosine) / 2`` and ``bm25 / best bm25``, in [0, 1].
 
 Each side's weight (dense 0.75, lexical 1.0) is divided by the spread of that side's
-scores over its candidates (at least :data:`MIN_SPREAD`), so a side counts by how far
-a candidate stands out among its own candidates. Measured on LoCoMo evidence recall
-(``benchmarks/locomo.py``) against z-score fusion, whose ranking it keeps."""
+scores over its candidates (at least :data:`MIN_SPREAD`); see ``docs/store.md``."""
 
 DEFAULT_CANDIDATES = 100
 """Candidates fetched per retriever before fusion."""
