@@ -159,7 +159,9 @@ def check_retrieval(mode: str) -> RetrievalMode:
     return cast(RetrievalMode, mode)
 
 
-class _Upsert(NamedTuple):
+class PreparedPut(NamedTuple):
+    """A validated put: its point id, value layout, TTL, embedded texts and BM25 text."""
+
     pid: str
     namespace: tuple[str, ...]
     key: str
@@ -174,7 +176,7 @@ class _Prepared:
     gets: list[tuple[int, GetOp, str]] = field(default_factory=list)
     searches: list[tuple[int, SearchOp, filters.Where, str]] = field(default_factory=list)
     lists: list[tuple[int, ListNamespacesOp]] = field(default_factory=list)
-    upserts: list[_Upsert] = field(default_factory=list)
+    upserts: list[PreparedPut] = field(default_factory=list)
     deletes: list[str] = field(default_factory=list)
 
 
@@ -255,14 +257,44 @@ class Planner:
     def _now_us(self) -> int:
         return micros(ensure_aware(self.clock()))
 
-    def embedded_texts(self, op: PutOp, value: dict[str, Any]) -> list[str]:
-        """The texts a put embeds: its index fields (or ``op.index``), none without embeddings."""
-        if self.embeddings is None or op.index is False:
+    def prepare_put(
+        self,
+        namespace: tuple[str, ...],
+        key: str,
+        value: Any,
+        index: Literal[False] | list[str] | None,
+        ttl: Any = None,
+    ) -> PreparedPut:
+        """Validate a put (``index`` and ``ttl`` as in ``PutOp``) and find what it writes.
+
+        Raises:
+            InvalidInputError: The value or the TTL is not valid.
+        """
+        layout = layout_value(value)
+        texts = self._embedded_texts(index, layout.value)
+        pid = point_id_in(namespace_fields(namespace)[2], key)
+        lexical = self._lexical_text(layout.value, texts)
+        return PreparedPut(pid, namespace, key, layout, _ttl(ttl), texts, lexical)
+
+    def point(
+        self, put: PreparedPut, payload: dict[str, Any], vectors: Mapping[str, list[float]]
+    ) -> PointData:
+        """The point of a prepared put with ``payload``, its texts' ``vectors`` and BM25."""
+        if not put.texts:
+            return PointData(put.pid, payload)
+        dense = [vectors[t] for t in put.texts]
+        return PointData(put.pid, payload, dense, bm25_document(put.lexical) or None)
+
+    def _embedded_texts(
+        self, index: Literal[False] | list[str] | None, value: dict[str, Any]
+    ) -> list[str]:
+        """The texts a put embeds: its index fields (or ``index``), none without embeddings."""
+        if self.embeddings is None or index is False:
             return []
-        paths = self.fields if op.index is None else op.index
+        paths = self.fields if index is None else index
         return [t for path in paths for t in _texts_at(value, path)]
 
-    def lexical_text(self, op: PutOp, value: dict[str, Any], texts: list[str]) -> str:
+    def _lexical_text(self, value: dict[str, Any], texts: list[str]) -> str:
         """BM25 text of a put: the lexical fields' text if any is present, else ``texts``."""
         if not texts or not self.lexical_fields:
             return "\n".join(texts)
@@ -312,7 +344,7 @@ class Planner:
         for idx, op in enumerate(ops):
             if isinstance(op, GetOp):
                 ns = check_namespace(op.namespace)
-                prepared.gets.append((idx, op, point_id(ns, _key(op.key))))
+                prepared.gets.append((idx, op, point_id(ns, check_key(op.key))))
             elif isinstance(op, SearchOp):
                 check_namespace(op.namespace_prefix, allow_empty=True)
                 if op.limit < 0 or op.offset < 0:
@@ -335,19 +367,14 @@ class Planner:
                 prepared.lists.append((idx, op))
             elif isinstance(op, PutOp):
                 ns = check_namespace(op.namespace)
-                puts[(ns, _key(op.key))] = op
+                puts[(ns, check_key(op.key))] = op
             else:
                 raise InvalidInputError(f"unknown store operation {type(op).__name__}")
         for (ns, key), op in puts.items():
-            pid = point_id_in(namespace_fields(ns)[2], key)
             if op.value is None:
-                prepared.deletes.append(pid)
-                continue
-            layout = layout_value(op.value)
-            ttl = _ttl(op.ttl)
-            texts = self.embedded_texts(op, layout.value)
-            lexical = self.lexical_text(op, layout.value, texts)
-            prepared.upserts.append(_Upsert(pid, ns, key, layout, ttl, texts, lexical))
+                prepared.deletes.append(point_id_in(namespace_fields(ns)[2], key))
+            else:
+                prepared.upserts.append(self.prepare_put(ns, key, op.value, op.index, op.ttl))
         return prepared
 
     # -------------------------------------------------------------------- plans
@@ -386,8 +413,7 @@ class Planner:
             yield SetPayload(ids, {"expires_us": now_us + int(ttl * 60_000_000)})
         if prepared.deletes:
             yield Delete(prepared.deletes)
-        for start in range(0, len(points), _UPSERT_CHUNK):
-            yield Upsert(points[start : start + _UPSERT_CHUNK])
+        yield from upsert_plan(points)
         if self._sweep_due(now_us):
             yield DeleteWhere(filters.expired_filter(now_us))
         return results
@@ -466,7 +492,7 @@ class Planner:
                 found.add(namespace[: op.max_depth] if op.max_depth is not None else namespace)
         return sorted(found)[op.offset : op.offset + op.limit]
 
-    def _points_plan(self, upserts: list[_Upsert], now_us: int) -> Plan[list[PointData]]:
+    def _points_plan(self, upserts: list[PreparedPut], now_us: int) -> Plan[list[PointData]]:
         existing: dict[str, dict[str, Any]] = yield Retrieve(
             [u.pid for u in upserts], CREATED_FIELDS
         )
@@ -485,10 +511,14 @@ class Planner:
                 ttl_minutes=u.ttl,
             )
             order_us += 1
-            dense = [vectors[t] for t in u.texts] if u.texts else None
-            sparse = bm25_document(u.lexical) if u.texts else None
-            points.append(PointData(u.pid, payload, dense, sparse or None))
+            points.append(self.point(u, payload, vectors))
         return points
+
+
+def upsert_plan(points: Sequence[PointData]) -> Plan[None]:
+    """Write ``points`` in chunks of at most 1,024."""
+    for start in range(0, len(points), _UPSERT_CHUNK):
+        yield Upsert(list(points[start : start + _UPSERT_CHUNK]))
 
 
 def check_lexical_idf(idf: Any) -> LexicalIdf:
@@ -551,7 +581,12 @@ def check_lexical_fields(
     return pairs
 
 
-def _key(key: Any) -> str:
+def check_key(key: Any) -> str:
+    """Validate an item key (a string).
+
+    Raises:
+        InvalidInputError: The key is not a string.
+    """
     if not isinstance(key, str):
         raise InvalidInputError(f"item key must be a string, got {type(key).__name__} {key!r}")
     return key
