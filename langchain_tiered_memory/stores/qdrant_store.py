@@ -185,11 +185,10 @@ class QdrantMemoryStore(BaseStore):
     ) -> QdrantMemoryStore:
         """Open (or create) a store in directory ``path`` with the embedded Qdrant Edge engine.
 
-        ``optimizers`` sets when optimisations index and vacuum segments (see
-        :class:`EdgeOptimizers`); it is saved in the store. ``auto_optimize=N``
-        starts a background optimisation (:meth:`start_optimize`) each time N
-        points were written since the store was opened or last optimised (off
-        by default; ``50_000`` suits a busy store).
+        ``optimizers`` (:class:`EdgeOptimizers`) is saved in the store.
+        ``auto_optimize=N`` starts a background optimisation (:meth:`start_optimize`)
+        each time N points were written since the store was opened or last
+        optimised (off by default; ``50_000`` suits a busy store).
 
         Raises:
             StoreLockedError: The path is open in another process or store.
@@ -384,16 +383,11 @@ class QdrantMemoryStore(BaseStore):
         """A token that stays equal while no item under ``namespace_prefix`` changes.
 
         Read it *before* reading the items: a result computed from them can be
-        kept under the token and reused while a later call returns an equal one
-        (the procedural tier keeps its folded tool statistics this way). Tokens
-        move after every put or delete under the prefix made through this store.
-
-        Returns None when the store cannot see every change: a client engine
-        (a server has other writers), or a store holding items with a TTL
-        (they expire without a write). The embedded engine's directory lock
-        makes this process its only writer, so its tokens are exact. It also
-        returns None before the store's first operation (no I/O here: the
-        engine learns whether any item has a TTL when it opens the collection).
+        kept under the token and reused while a later call returns an equal one.
+        Tokens move after every put or delete under the prefix through this store.
+        Returns None when the store cannot see every change: a client engine (other
+        writers), a store holding items with a TTL (they expire without a write),
+        or before the store's first operation.
 
         Examples:
             >>> import tempfile
@@ -420,17 +414,12 @@ class QdrantMemoryStore(BaseStore):
         """Build HNSW graphs, vacuum and merge segments (embedded engine), without stalling.
 
         Nothing requires it: until it has run, searches are exact scans of the
-        points matching the (indexed) filter (about 5 ms per 10k points in the
-        searched namespaces); it pays off for large stores.
-
-        By default it runs in the background (:meth:`start_optimize`) and
-        returns an :class:`OptimizationStatus` at once; reads and writes go on
-        meanwhile. ``background=False`` runs it in this process instead and
-        returns True if anything changed: ``qdrant-edge`` holds the GIL for the
-        whole run, so every other thread of the process stalls until it returns
-        (about 15 s for 5k 384-d points, 950 s for 1M on 2 cores). Ask for that
-        only when the process is idle (a batch job, a benchmark). On a server
-        both are no-ops: it optimises by itself.
+        points matching the (indexed) filter; it pays off for large stores. By
+        default it runs in the background (:meth:`start_optimize`) and returns an
+        :class:`OptimizationStatus` at once. ``background=False`` runs it in this
+        process and returns True if anything changed; ``qdrant-edge`` holds the GIL
+        meanwhile, so every other thread stalls (minutes for large stores): ask for
+        it only when the process is idle. On a server both are no-ops.
 
         Examples:
             >>> import tempfile
@@ -460,17 +449,12 @@ class QdrantMemoryStore(BaseStore):
     ) -> OptimizationStatus:
         """Optimise in the background without stalling reads or writes; returns at once.
 
-        Embedded engine: a child process builds an optimised copy of the shard
-        while this process keeps serving; writes made meanwhile are replayed
-        into it, then it is swapped in. Writes wait while the shard is copied
-        (about 0.1 s per 100 MB) and both reads and writes wait for the swap
-        (milliseconds); loading the new shard holds the GIL briefly (0.1-0.3 s
-        at 5k-100k points). A crash at any point loses no acknowledged write.
-        ``purge=True`` rewrites the shard from its live points instead (see
-        :meth:`purge_deleted`); a store made before segments were laid out by
-        namespace is rewritten so once, whatever ``purge`` says (only a rebuild
-        from the points lays old segments out). Other engines: the server
-        optimises by itself; the status is already done with outcome ``"skipped"``.
+        Embedded engine: a child process builds an optimised copy of the shard;
+        writes made meanwhile are replayed into it, then it is swapped in. Writes
+        wait while the shard is copied and both reads and writes wait for the swap
+        (milliseconds). A crash at any point loses no acknowledged write. A store
+        made before segments were laid out by namespace is purged once, whatever
+        ``purge`` says. On a server the status is already done (``"skipped"``).
 
         Args:
             purge: Also remove deleted items' data from disk.
@@ -479,26 +463,22 @@ class QdrantMemoryStore(BaseStore):
         Returns:
             A handle: ``status.result()`` waits for the report.
         """
-        if not isinstance(self.engine, EdgeEngine):
+        edge = self._edge()
+        if edge is None:
             return OptimizationStatus.finished_without_work(
                 "the Qdrant server optimises and vacuums its collections by itself"
             )
-        if not self._ready:
-            self.setup()
-        return self.engine.start_optimize(purge=purge, progress=progress)
+        return edge.start_optimize(purge=purge, progress=progress)
 
     def purge_deleted(self, timeout: float | None = None) -> OptimizationReport:
         """Remove the data of deleted items from disk now, and optimise (embedded engine).
 
         Deleting an item hides it at once, but Qdrant Edge keeps its payload in
-        segment files and in its write-ahead log until they are rewritten.
-        This rewrites the shard from its live points in a child process (reads
-        and writes go on; see :meth:`start_optimize`), then builds HNSW graphs,
-        and returns when the new shard is live and the old files are deleted.
-        Cost: a copy of the shard plus about 0.3 ms per live point and the HNSW
-        build (seconds for thousands of points, minutes for a million). Call it
-        after deleting personal data (``TieredMemory.forget_user``), not after
-        every delete. On a server it returns at once (the server vacuums itself).
+        segment files and its write-ahead log until they are rewritten. This
+        rewrites the shard from its live points in a child process (reads and
+        writes go on), builds HNSW graphs, and returns when the old files are
+        deleted: call it after deleting personal data, not after every delete.
+        On a server it returns at once (the server vacuums itself).
 
         Raises:
             BackendError: The rewrite failed; the store kept its data.
@@ -513,11 +493,9 @@ class QdrantMemoryStore(BaseStore):
     def warm(self) -> int:
         """Read the store's files into the operating system's page cache (embedded engine).
 
-        The first search that touches a memory whose pages are not cached reads
-        them from disk: on a host whose page cache was dropped, about 1 ms per
-        hit's payload (a top-10 search 12 ms instead of 1.7 ms). Call this after
-        opening a large store in a long-running process, off the request path
-        (about 3 s per GB here). On a server it does nothing and returns 0.
+        A search that touches pages not cached reads them from disk (about 1 ms
+        per hit's payload). Call this after opening a large store in a long-running
+        process, off the request path. On a server it does nothing and returns 0.
 
         Returns:
             The number of bytes read.
@@ -529,15 +507,20 @@ class QdrantMemoryStore(BaseStore):
             ...     store.warm() > 0
             True
         """
-        if not isinstance(self.engine, EdgeEngine):
-            return 0
-        if not self._ready:
-            self.setup()
-        return self.engine.warm()
+        edge = self._edge()
+        return 0 if edge is None else edge.warm()
 
     async def awarm(self) -> int:
         """Async twin of :meth:`warm` (the files are read in a worker thread)."""
         return await asyncio.to_thread(self.warm)
+
+    def _edge(self) -> EdgeEngine | None:
+        """The embedded engine, set up (None on a client engine)."""
+        if not isinstance(self.engine, EdgeEngine):
+            return None
+        if not self._ready:
+            self.setup()
+        return self.engine
 
     def sweep_ttl(self) -> int:
         """Delete every expired item now; return how many expired items were deleted.
