@@ -95,10 +95,7 @@ def _path_tokens(path: str) -> tuple[str, ...]:
 
 
 def _tokens(path: str) -> str | list[str]:
-    """``path`` tokenized once (a bulk write reads the same fields of every item).
-
-    ``"$"`` (the whole value) stays a string: ``get_text_at_path`` reads it only so.
-    """
+    """``path`` tokenized once; ``"$"`` stays a string (``get_text_at_path`` reads it so)."""
     return path if not path or path == "$" else list(_path_tokens(path))
 
 
@@ -192,15 +189,10 @@ class Planner:
         fusion: How hybrid search fuses its dense and BM25 candidates.
         lexical_fields: Value paths whose text is BM25-indexed, each with a repeat
             weight (see :func:`check_lexical_fields`); None indexes the embedded text.
-        lexical_idf: Which points BM25's document frequencies count:
-            ``"namespace"`` (those under the searched namespace prefix: each user's
-            statistics are their own; one indexed check per posting of a query
-            term) or ``"global"`` (the whole collection; constant time).
+        lexical_idf: Which points BM25's document frequencies count: ``"namespace"``
+            (under the searched prefix) or ``"global"`` (the whole collection).
         full_scan_points: Dense searches whose filter keeps at most this many
-            points (as the engine estimates) scan them exactly; ``"auto"``
-            takes 30,000 KB of the store's vectors (20,000 points of 384-d);
-            None leaves it to the engine's full-scan threshold (see
-            :mod:`.search_walk`).
+            points scan them exactly (see :mod:`.search_walk`).
         estimate: The engine answers :class:`~.requests.Estimate` cheaply, so
             filtered dense searches are sized first to choose their walk.
     """
