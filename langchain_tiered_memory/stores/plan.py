@@ -1,10 +1,9 @@
 """The engine-neutral query compiler: LangGraph store ops -> plans of requests.
 
-One :class:`Planner` turns a batch of ``GetOp``/``SearchOp``/``ListNamespacesOp``/
-``PutOp`` into a plan (a generator of :mod:`.requests`). Every op is validated
-before the first request, so bad input changes nothing; reads see the state
-before the batch's writes (as in ``InMemoryStore``); embeddings are computed
-before the first write.
+One :class:`Planner` turns a batch of ``GetOp``/``SearchOp``/``ListNamespacesOp``/``PutOp``
+into a plan (a generator of :mod:`.requests`). Every op is validated before the first
+request, so bad input changes nothing; reads see the state before the batch's writes
+(as in ``InMemoryStore``); embeddings are computed before the first write.
 
 Examples:
     >>> from langgraph.store.base import GetOp
@@ -263,9 +262,18 @@ class Planner:
             InvalidInputError: The value or the TTL is not valid.
         """
         layout = layout_value(value)
-        texts = self._embedded_texts(index, layout.value)
+        value = layout.value
+        texts: list[str] = []  # embedded: the index fields (or ``index``), none without embeddings
+        if self.embeddings is not None and index is not False:
+            paths = self.fields if index is None else index
+            texts = [t for path in paths for t in _texts_at(value, path)]
+        lexical = "\n".join(texts)  # BM25: the lexical fields' text if any is present
+        if texts and self.lexical_fields:
+            parts = [
+                t for p, w in self.lexical_fields for t in _texts_at(value, p) for _ in range(w)
+            ]
+            lexical = "\n".join(parts or texts)
         pid = point_id_in(namespace_fields(namespace)[2], key)
-        lexical = self._lexical_text(layout.value, texts)
         return PreparedPut(pid, namespace, key, layout, _ttl(ttl), texts, lexical)
 
     def point(
@@ -276,27 +284,6 @@ class Planner:
             return PointData(put.pid, payload)
         dense = [vectors[t] for t in put.texts]
         return PointData(put.pid, payload, dense, bm25_document(put.lexical) or None)
-
-    def _embedded_texts(
-        self, index: Literal[False] | list[str] | None, value: dict[str, Any]
-    ) -> list[str]:
-        """The texts a put embeds: its index fields (or ``index``), none without embeddings."""
-        if self.embeddings is None or index is False:
-            return []
-        paths = self.fields if index is None else index
-        return [t for path in paths for t in _texts_at(value, path)]
-
-    def _lexical_text(self, value: dict[str, Any], texts: list[str]) -> str:
-        """BM25 text of a put: the lexical fields' text if any is present, else ``texts``."""
-        if not texts or not self.lexical_fields:
-            return "\n".join(texts)
-        parts = [
-            text
-            for path, weight in self.lexical_fields
-            for text in _texts_at(value, path)
-            for _ in range(weight)
-        ]
-        return "\n".join(parts or texts)
 
     def embed_plan(self, texts: Iterable[str]) -> Plan[dict[str, list[float]]]:
         """Embed the distinct ``texts`` in one request and check the vectors' size."""
