@@ -180,19 +180,13 @@ def weighted_score_fusion(
             :func:`normalize_scores`): one method for all, or retriever name -> method
             (retrievers not named use ``"minmax"``).
         missing: Normalised score for a key a retriever did not return; by default
-            below every key it returned on the ``[0, 1]`` scales: 0 when the
-            retriever is ``complete``, else its lowest returned score less
-            :data:`MISSING_GAP` spreads; the lowest score on ``"minmax"``,
-            ``"zscore"`` and ``"none"``.
+            below every key it returned (0 when it is ``complete``).
         saturation: ``k`` of the ``"saturate"`` normalization.
         convex: Divide by the sum of the weights, so ``[0, 1]`` scores fuse into ``[0, 1]``.
         spread_floor: When set, each retriever's weight is divided by the spread
-            (standard deviation) of its normalised scores, taken as at least
-            ``spread_floor``: over every key when the retriever is ``complete`` (the
-            keys it did not return at 0), else over the keys it returned. A retriever then counts by
-            how far a candidate stands out among its own candidates, as with
-            z-scores, while the fused score stays a weighted mean of normalised
-            scores. None: the weights as given.
+            (standard deviation) of its normalised scores, at least ``spread_floor``:
+            over every key when the retriever is ``complete`` (the others at 0), else
+            over the keys it returned. None: the weights as given.
         complete: Retrievers that returned every match they have (fewer candidates
             than asked for): a key they did not return has no match there.
 
@@ -253,11 +247,9 @@ MIN_SPREAD = 1e-3
 def _missing(method: str, normalized: Mapping[K, float], *, complete: bool = False) -> float:
     """The normalised score of a candidate a retriever did not return.
 
-    ``complete``: the retriever returned every match (fewer than it was asked for),
-    so a candidate it did not return has no match there: 0 on the calibrated and
-    ``"max"`` scales. Otherwise the candidate ranked below the returned ones: it
-    gets the lowest returned score less :data:`MISSING_GAP` spreads (never below 0).
-    ``"minmax"``, ``"zscore"`` and ``"none"``: the list's lowest score.
+    On ``"minmax"``, ``"zscore"`` and ``"none"`` the list's lowest score; otherwise 0
+    when ``complete`` (the retriever returned every match), else the lowest returned
+    score less :data:`MISSING_GAP` spreads (never below 0).
     """
     lowest = min(normalized.values(), default=0.0)
     if method not in IN_UNIT or method == "minmax":
@@ -280,10 +272,8 @@ class FusionConfig:
         rrf_k: The constant for ``method="rrf"``.
         saturation: ``k`` of the ``"saturate"`` scaling ``s / (s + k)`` (also the
             scale of a store's lexical-mode scores).
-        spread_floor: When set, each retriever's weight is divided by the spread
-            (standard deviation) of its normalised scores over its candidates, at
-            least this much (see :func:`weighted_score_fusion`); None keeps the
-            weights as given.
+        spread_floor: When set, each retriever's weight is divided by the spread of
+            its normalised scores (see :func:`weighted_score_fusion`).
 
     Examples:
         >>> cfg = FusionConfig(weights={"dense": 1.0, "lexical": 2.0})

@@ -27,7 +27,7 @@ import os
 import signal
 import sys
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 import qdrant_edge as qe
@@ -74,8 +74,7 @@ class EdgeOptimizers:
 
     Attributes:
         indexing_threshold_kb: Segments whose vectors exceed this size (KB) get an
-            HNSW graph when optimized (Edge's default is 10,000 KB: about 6,500
-            points of 384-d vectors). Lower it to index smaller stores.
+            HNSW graph when optimized (Edge's default is 10,000 KB).
         deleted_threshold: Fraction of deleted points above which an optimisation
             vacuums (rewrites) a segment (Edge's default 0.2).
         vacuum_min_vectors: Segments with fewer vectors are never vacuumed
@@ -84,10 +83,8 @@ class EdgeOptimizers:
             picks one fewer than the CPU count). More threads build faster but
             take cores from reads and writes; raise it for bulk loads.
         segments: Indexed segments an optimisation keeps before it merges the
-            smallest ones (Edge's default, ``None``: half the CPU count, at least
-            2). A merge rebuilds the merged segment's HNSW graph, so with
-            ``auto_optimize`` a larger count keeps each build to the points
-            written since the last one.
+            smallest ones, rebuilding their graph (Edge's default, ``None``: half the
+            CPU count, at least 2).
         max_segment_kb: Segments are merged only up to this size of dense
             vectors (KB; Edge's default is 200,000 KB per indexing thread).
 
@@ -176,10 +173,9 @@ def edge_config(
 def index_schema(
     name: str, kind: qe.PayloadSchemaType, tenant: bool | None = None
 ) -> qe.PayloadSchemaType | Any:
-    """The index of payload field ``name`` holding ``kind``: linked in the graph or not.
+    """The index of payload field ``name`` holding ``kind``, kept on disk (:data:`INDEX_MEMORY`).
 
-    Every index is kept on disk (:data:`INDEX_MEMORY`). ``tenant`` overrides
-    whether a keyword index is the layout key (by default only
+    ``tenant`` overrides whether a keyword index is the layout key (by default only
     :data:`TENANT_INDEX` is).
 
     Examples:
@@ -248,11 +244,6 @@ def relink_indexes(shard: qe.EdgeShard) -> int:
     for op in ops:
         shard.update(op)
     return len(ops) // 2
-
-
-def optimizers_to_json(optimizers: EdgeOptimizers | None) -> dict[str, Any] | None:
-    """The JSON form of ``optimizers`` for a build spec."""
-    return None if optimizers is None else asdict(optimizers)
 
 
 def _optimizers(spec: dict[str, Any]) -> EdgeOptimizers | None:

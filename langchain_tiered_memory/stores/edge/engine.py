@@ -32,7 +32,7 @@ import logging
 import threading
 import uuid
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
@@ -46,7 +46,6 @@ from langchain_tiered_memory.stores.edge.build import (
     VectorNames,
     edge_config,
     index_schema,
-    optimizers_to_json,
     relink_operations,
     tenant_layout,
 )
@@ -411,7 +410,7 @@ class EdgeEngine:
             spec = {
                 "names": {"dense": _NAMES.dense, "sparse": _NAMES.sparse},
                 "dims": self._dims,
-                "optimizers": optimizers_to_json(self.optimizers),
+                "optimizers": None if self.optimizers is None else asdict(self.optimizers),
             }
             after = running.status if running is not None else None
             build = BackgroundOptimization(
