@@ -180,7 +180,7 @@ def weighted_score_fusion(
             :func:`normalize_scores`): one method for all, or retriever name -> method
             (retrievers not named use ``"minmax"``).
         missing: Normalised score for a key a retriever did not return; by default
-            below every key it returned (0 when it is ``complete``).
+            its lowest score, or below it on the ``[0, 1]`` scales (0 when ``complete``).
         saturation: ``k`` of the ``"saturate"`` normalization.
         convex: Divide by the sum of the weights, so ``[0, 1]`` scores fuse into ``[0, 1]``.
         spread_floor: When set, each retriever's weight is divided by the spread
