@@ -46,11 +46,9 @@ class Purging(Protocol):
 
     def purge_deleted(self, timeout: float | None = None) -> object:
         """Rewrite the store without its deleted records; wait at most ``timeout`` s."""
-        ...
 
     async def apurge_deleted(self, timeout: float | None = None) -> object:
         """Async twin of :meth:`purge_deleted`."""
-        ...
 
 
 @runtime_checkable
@@ -62,11 +60,9 @@ class Restoring(Protocol):
 
     def restore_items(self, ops: Iterable[RestoreOp]) -> int:
         """Write ``ops`` with their own timestamps; returns how many were written."""
-        ...
 
     async def arestore_items(self, ops: Iterable[RestoreOp]) -> int:
         """Async twin of :meth:`restore_items`."""
-        ...
 
 
 @runtime_checkable
@@ -78,7 +74,6 @@ class NamespaceVersioned(Protocol):
 
         ``None`` when the store cannot tell now (do not cache).
         """
-        ...
 
 
 @runtime_checkable
@@ -87,7 +82,6 @@ class QueryPrefetching(Protocol):
 
     def prefetch_query(self, query: str) -> bool:
         """Start embedding ``query`` in the background; returns whether it did."""
-        ...
 
 
 @runtime_checkable
@@ -97,7 +91,6 @@ class ReadConcurrency(Protocol):
     @property
     def concurrent_reads(self) -> bool:
         """True when searches in several threads run at the same time."""
-        ...
 
 
 @runtime_checkable
@@ -106,8 +99,6 @@ class Closable(Protocol):
 
     def close(self) -> None:
         """Release the store's resources."""
-        ...
 
     async def aclose(self) -> None:
         """Async twin of :meth:`close`."""
-        ...
