@@ -231,7 +231,7 @@ class Planner:
             self.embeddings = ensure_embeddings(index["embed"])
             fields = index.get("fields") or ["$"]
             self.fields = [fields] if isinstance(fields, str) else list(fields)
-        self.collection = Collection(name=collection, dims=dims, sparse=dims is not None)
+        self.collection = Collection(name=collection, dims=dims)
         self.full_scan_points = check_full_scan_points(full_scan_points, dims)
         self._last_us = 0
         self._last_sweep_us = 0

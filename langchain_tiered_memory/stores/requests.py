@@ -106,11 +106,10 @@ def check_dims(stored: int | None, wanted: int | None, holder: str, fix: str) ->
 
 @dataclass(frozen=True)
 class Collection:
-    """What the store needs from a collection: vector sizes and payload indexes."""
+    """A collection (or shard directory) and its dense vector size (None: no dense vectors)."""
 
     name: str
     dims: int | None
-    sparse: bool
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ Examples:
     >>> from langchain_tiered_memory.stores.requests import Collection, Count, Setup
     >>> from langchain_tiered_memory.stores.filters import Where
     >>> engine = EdgeEngine(tempfile.mkdtemp())
-    >>> engine.execute(Setup(Collection("memories", dims=None, sparse=False)))
+    >>> engine.execute(Setup(Collection("memories", dims=None)))
     >>> engine.execute(Count(Where()))
     0
     >>> engine.close()
