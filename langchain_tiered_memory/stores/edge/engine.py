@@ -55,6 +55,7 @@ from langchain_tiered_memory.stores.edge.files import (
     has_shard,
     recover,
 )
+from langchain_tiered_memory.stores.edge.integrity import replace_file
 from langchain_tiered_memory.stores.edge.live import (
     LiveShard,
     build_bytes,
@@ -283,9 +284,7 @@ class EdgeEngine:
         _ensure_indexes(shard)  # also completes a store whose creation was interrupted
         if meta is None or meta.get("format") != rq.PAYLOAD_FORMAT:  # new, or upgraded in place
             meta = {**(meta or {"dims": c.dims}), "format": rq.PAYLOAD_FORMAT}
-            tmp = meta_path.with_suffix(".tmp")
-            tmp.write_text(json.dumps(meta), "utf-8")
-            tmp.replace(meta_path)
+            replace_file(meta_path, json.dumps(meta))
         return shard, live, meta
 
     def _open(self, c: rq.Collection) -> None:

@@ -46,6 +46,7 @@ from langchain_tiered_memory.stores.edge.integrity import (
     check_shard,
     memory_dir,
     read_manifest,
+    replace_file,
 )
 
 __all__ = [
@@ -72,7 +73,8 @@ LOCK = "tiered_memory.lock"
 HOLDER = "tiered_memory.holder.json"
 """Who holds the collection lock (see :mod:`.edge_lock`)."""
 _OWN_FILES = frozenset(
-    {META, CURRENT, CURRENT + ".tmp", LOCK, HOLDER, HOLDER + ".tmp", MANIFEST, MANIFEST + ".tmp"}
+    {META, CURRENT, LOCK, HOLDER, MANIFEST}
+    | {f"{name}.tmp" for name in (META, CURRENT, HOLDER, MANIFEST)}
 )
 _GENERATION = re.compile(r"^shard-(\d{6})(\..+)?$")
 _CHUNK = 1 << 20
@@ -225,12 +227,7 @@ def commit(container: Path, generation: Path) -> None:
     """Make ``generation`` the live shard: atomically rewrite the pointer file."""
     if generation.parent != container or not _GENERATION.match(generation.name):
         raise ValueError(f"{generation} is not a shard generation of {container}")
-    tmp = container / (CURRENT + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(generation.name + "\n")
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, container / CURRENT)
+    replace_file(container / CURRENT, generation.name + "\n")
     _fsync_dir(container)
 
 

@@ -37,6 +37,7 @@ __all__ = [
     "check_shard",
     "memory_dir",
     "read_manifest",
+    "replace_file",
     "segment_names",
     "wal_last_index",
     "write_manifest",
@@ -85,14 +86,19 @@ def read_manifest(container: Path) -> dict[str, Any] | None:
     return data
 
 
-def write_manifest(container: Path, data: dict[str, Any]) -> None:
-    """Replace the manifest atomically (temporary file, fsync, rename)."""
-    tmp = container / (MANIFEST + ".tmp")
+def replace_file(path: Path, text: str) -> None:
+    """Replace ``path`` with ``text`` atomically (``<name>.tmp``, fsync, rename)."""
+    tmp = path.with_name(path.name + ".tmp")
     with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(json.dumps(data, sort_keys=True))
+        fh.write(text)
         fh.flush()
         os.fsync(fh.fileno())
-    os.replace(tmp, container / MANIFEST)
+    os.replace(tmp, path)
+
+
+def write_manifest(container: Path, data: dict[str, Any]) -> None:
+    """Replace the manifest atomically."""
+    replace_file(container / MANIFEST, json.dumps(data, sort_keys=True))
 
 
 def segment_names(live: Path) -> list[str]:

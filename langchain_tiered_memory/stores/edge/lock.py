@@ -29,6 +29,7 @@ from typing import Any
 
 from langchain_tiered_memory.errors import StoreLockedError
 from langchain_tiered_memory.stores.edge.files import HOLDER, LOCK
+from langchain_tiered_memory.stores.edge.integrity import replace_file
 from langchain_tiered_memory.types import utcnow
 
 try:
@@ -116,9 +117,7 @@ class CollectionLock:
     def publish(self) -> None:
         """Record this process as the holder (call once the shard is open)."""
         record = {"pid": os.getpid(), "host": socket.gethostname(), "since": utcnow().isoformat()}
-        tmp = self.container / (HOLDER + ".tmp")
-        tmp.write_text(json.dumps(record), "utf-8")
-        os.replace(tmp, self.container / HOLDER)
+        replace_file(self.container / HOLDER, json.dumps(record))
         self._published = True
 
     def release(self) -> None:
