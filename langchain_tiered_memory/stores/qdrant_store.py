@@ -260,11 +260,9 @@ class QdrantMemoryStore(BaseStore):
     def from_url(cls, url: str, api_key: str | None = None, **kw: Any) -> QdrantMemoryStore:
         """A store with its own ``QdrantClient`` for ``url`` (closed by :meth:`close`).
 
-        ``api_key`` defaults to the ``QDRANT_API_KEY`` environment variable.
-        Store options (``index``, ``retrieval``, ``collection``, ``ttl``,
-        ``clock``, ``fusion``, ``lexical_fields``, ``lexical_idf``,
-        ``full_scan_points``) are taken from
-        ``kw``; the rest go to ``QdrantClient``.
+        ``api_key`` defaults to the ``QDRANT_API_KEY`` environment variable. The
+        options of :meth:`from_client` are taken from ``kw``; the rest go to
+        ``QdrantClient``.
         """
         from qdrant_client import QdrantClient
 
@@ -322,13 +320,11 @@ class QdrantMemoryStore(BaseStore):
     # ------------------------------------------------------------- lifecycle
     def setup(self) -> None:
         """Create the collection and payload indexes if missing, and check them; idempotent."""
-        self._run(self._planner.setup_plan(), "asetup")
-        self._ready = True
+        self._run(self._planner.setup_plan(), "asetup")  # sets _ready
 
     async def asetup(self) -> None:
         """Async twin of :meth:`setup`."""
         await self._arun(self._planner.setup_plan)
-        self._ready = True
 
     def close(self) -> None:
         """Release the engine (the embedded directory lock, an owned client); idempotent."""
