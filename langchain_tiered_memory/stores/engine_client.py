@@ -180,12 +180,13 @@ def _calls(name: str, request: Any, indexed: set[str]) -> Calls:
         info = yield from _setup_calls(request.collection)
         indexed.update(info.payload_schema or {})
         return None
-    base = {"collection_name": name}
     yield from _range_index_calls(name, request, indexed)
+
+    def call(method: str, **kwargs: Any) -> Call:
+        return Call(method, {"collection_name": name, **kwargs})
+
     if isinstance(request, rq.QueryBatch):
-        responses = yield Call(
-            "query_batch_points", {**base, "requests": [_query(q) for q in request.queries]}
-        )
+        responses = yield call("query_batch_points", requests=[_query(q) for q in request.queries])
         return [
             [rq.Hit(str(p.id), float(p.score), dict(p.payload or {})) for p in r.points]
             for r in responses
@@ -193,58 +194,40 @@ def _calls(name: str, request: Any, indexed: set[str]) -> Calls:
     if isinstance(request, rq.Retrieve):
         if not request.ids:
             return {}
-        records = yield Call(
-            "retrieve",
-            {
-                **base,
-                "ids": list(request.ids),
-                "with_payload": list(request.fields),
-                "with_vectors": False,
-            },
-        )
+        ids, fields = list(request.ids), list(request.fields)
+        records = yield call("retrieve", ids=ids, with_payload=fields, with_vectors=False)
         return {str(r.id): dict(r.payload or {}) for r in records}
-    if isinstance(request, rq.Upsert):
-        yield Call("upsert", {**base, "points": [_point(p) for p in request.points], "wait": True})
-        return None
-    if isinstance(request, rq.Delete):
-        selector = models.PointIdsList(points=list(request.ids))
-        yield Call("delete", {**base, "points_selector": selector, "wait": True})
-        return None
-    if isinstance(request, rq.DeleteWhere):
-        where = models.FilterSelector(filter=_filter(request.filter))
-        yield Call("delete", {**base, "points_selector": where, "wait": True})
-        return None
-    if isinstance(request, rq.SetPayload):
-        # A filter, not ids: refreshing a point deleted meanwhile is then a no-op.
-        flt = models.Filter(must=[models.HasIdCondition(has_id=list(request.ids))])
-        yield Call("set_payload", {**base, "payload": request.payload, "points": flt, "wait": True})
-        return None
     if isinstance(request, rq.Facet):
-        response = yield Call(
-            "facet",
-            {
-                **base,
-                "key": request.key,
-                "facet_filter": _filter(request.filter),
-                "limit": request.limit,
-                "exact": True,
-            },
-        )
+        flt, limit = _filter(request.filter), request.limit
+        response = yield call("facet", key=request.key, facet_filter=flt, limit=limit, exact=True)
         return [(str(h.value), int(h.count)) for h in response.hits]
     if isinstance(request, rq.Count):
-        response = yield Call(
-            "count", {**base, "count_filter": _filter(request.filter), "exact": True}
-        )
+        response = yield call("count", count_filter=_filter(request.filter), exact=True)
         return int(response.count)
     if isinstance(request, rq.Estimate):
         sizes = []
         for ask in request.filters:
-            response = yield Call("count", {**base, "count_filter": _filter(ask), "exact": False})
+            response = yield call("count", count_filter=_filter(ask), exact=False)
             sizes.append(int(response.count))
         return sizes
     if isinstance(request, rq.Optimize):
         return False  # servers optimise in the background by themselves
-    raise TypeError(f"the client engine cannot execute {type(request).__name__}")
+    if isinstance(request, rq.Upsert):
+        yield call("upsert", points=[_point(p) for p in request.points], wait=True)
+    elif isinstance(request, rq.Delete):
+        yield call(
+            "delete", points_selector=models.PointIdsList(points=list(request.ids)), wait=True
+        )
+    elif isinstance(request, rq.DeleteWhere):
+        where = models.FilterSelector(filter=_filter(request.filter))
+        yield call("delete", points_selector=where, wait=True)
+    elif isinstance(request, rq.SetPayload):
+        # A filter, not ids: refreshing a point deleted meanwhile is then a no-op.
+        flt = models.Filter(must=[models.HasIdCondition(has_id=list(request.ids))])
+        yield call("set_payload", payload=request.payload, points=flt, wait=True)
+    else:
+        raise TypeError(f"the client engine cannot execute {type(request).__name__}")
+    return None
 
 
 def _is_local(client: QdrantClient | AsyncQdrantClient) -> bool:
