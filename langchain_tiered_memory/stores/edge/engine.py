@@ -235,7 +235,7 @@ class EdgeEngine:
         self.collection: rq.Collection | None = None
         self._lock: CollectionLock | None = None
         self._float_indexed: frozenset[str] = frozenset()
-        self._ttl_free = False  # no point has a TTL: reads leave out the expiry check
+        self.ttl_free = False  # no point has a TTL (known once open): reads skip the expiry check
         self._dims: int | None = None
         self._builds: list[BackgroundOptimization] = []
         self._optimization_lock = threading.Lock()
@@ -313,14 +313,9 @@ class EdgeEngine:
             k for k, v in schema.items() if v.data_type == qe.PayloadSchemaType.Float
         )
         expiry = schema.get("expires_us")
-        self._ttl_free = expiry is None or expiry.points == 0
+        self.ttl_free = expiry is None or expiry.points == 0
 
     # ----------------------------------------------------------------- execute
-    @property
-    def ttl_free(self) -> bool:
-        """Whether no point has a TTL (known once the collection is open; False before)."""
-        return self._ttl_free
-
     def _live(self) -> LiveShard:
         if self.live is None:
             raise BackendError(
@@ -370,13 +365,13 @@ class EdgeEngine:
                 )
         op = _write_op(request)
         if op is not None:
-            if self._ttl_free and _sets_expiry(request):
-                self._ttl_free = False  # before the write: no read may skip its check
+            if self.ttl_free and _sets_expiry(request):
+                self.ttl_free = False  # before the write: no read may skip its check
             live.write(op)
             if isinstance(request, rq.Upsert) and self.auto_optimize is not None:
                 self._count_written(len(request.points))
             return None
-        if self._ttl_free:  # one process writes this store: no point can expire
+        if self.ttl_free:  # one process writes this store: no point can expire
             request = _without_expiry_checks(request)
         with live.reading() as shard:
             return _read(shard, request)
