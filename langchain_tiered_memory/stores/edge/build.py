@@ -54,18 +54,19 @@ _HNSW_EF_CONSTRUCT = 100
 _HNSW_FULL_SCAN_KB = 10_000
 
 LINKED_INDEXES = frozenset({"ns_prefixes"})
-"""Payload indexes whose values get their own HNSW links: every search filters by a namespace
-prefix; linking the others only slowed graph builds (``docs/store.md``, "Index layout").
-Mirrors :data:`~langchain_tiered_memory.stores.requests.LINKED_INDEXES` (this file imports no
+"""Payload indexes whose values get their own HNSW links: every search filters by a
+namespace prefix; linking the others only slowed graph builds (``docs/store.md``,
+"Index layout and search walks"). Mirrors
+:data:`~langchain_tiered_memory.stores.requests.LINKED_INDEXES` (this file imports no
 package module)."""
 
 TENANT_INDEX = "ns_path"
 """The keyword index whose values Qdrant groups points by when it builds a segment (``is_tenant``).
 
 A namespace's points are then contiguous in an optimized segment, so a namespace-filtered
-search reads them in order (``docs/store.md``, "Index layout"). A store made before is
-rewritten by its next background optimisation (see :func:`tenant_layout`). Mirrors
-:data:`~langchain_tiered_memory.stores.requests.TENANT_INDEX`."""
+search reads them in order (``docs/store.md``, "Index layout and search walks"). A store
+made before is rewritten by its next background optimisation (see :func:`tenant_layout`).
+Mirrors :data:`~langchain_tiered_memory.stores.requests.TENANT_INDEX`."""
 
 
 @dataclass(frozen=True)
