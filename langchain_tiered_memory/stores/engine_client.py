@@ -55,13 +55,9 @@ FORMAT_KEY = "tiered_memory_format"
 
 _LEAVES: dict[type, Callable[[Any], Any]] = {
     f.Match: lambda c: models.FieldCondition(key=c.key, match=models.MatchValue(value=c.value)),
-    f.MatchAny: lambda c: models.FieldCondition(
-        key=c.key, match=models.MatchAny(any=list(c.values))
-    ),
     f.Range: lambda c: models.FieldCondition(
         key=c.key, range=models.Range(gt=c.gt, gte=c.gte, lt=c.lt, lte=c.lte)
     ),
-    f.IsEmpty: lambda c: models.IsEmptyCondition(is_empty=models.PayloadField(key=c.key)),
 }
 
 

@@ -33,9 +33,7 @@ from langchain_tiered_memory.types import ensure_aware
 
 __all__ = [
     "Condition",
-    "IsEmpty",
     "Match",
-    "MatchAny",
     "Range",
     "Where",
     "expired_filter",
@@ -58,14 +56,6 @@ class Match:
 
 
 @dataclass(frozen=True)
-class MatchAny:
-    """The field equals one of ``values``."""
-
-    key: str
-    values: tuple[str, ...]
-
-
-@dataclass(frozen=True)
 class Range:
     """The numeric field lies within the given bounds."""
 
@@ -77,13 +67,6 @@ class Range:
 
 
 @dataclass(frozen=True)
-class IsEmpty:
-    """The field is missing, null or ``[]``."""
-
-    key: str
-
-
-@dataclass(frozen=True)
 class Where:
     """All of ``must``, at least one of ``should`` (if any), none of ``must_not``."""
 
@@ -92,7 +75,7 @@ class Where:
     must_not: tuple[Condition, ...] = ()
 
 
-Condition: TypeAlias = "Match | MatchAny | Range | IsEmpty | Where"
+Condition: TypeAlias = "Match | Range | Where"
 _Built = TypeVar("_Built")
 
 _SIMPLE_KEY = re.compile(r"[A-Za-z0-9_\-]+")
@@ -232,8 +215,8 @@ def lower(
         where: The engine-neutral filter tree.
         group: Builds one group from the keywords ``must``, ``should`` and
             ``must_not`` (lists of built conditions, ``None`` for an empty one).
-        leaves: For each condition type (:class:`Match`, :class:`MatchAny`,
-            :class:`Range`, :class:`IsEmpty`), how to build it.
+        leaves: For each leaf condition type (:class:`Match`, :class:`Range`), how
+            to build it.
 
     Examples:
         >>> lower(Where(must=(Match("k", "v"),)), dict, {Match: lambda c: c.value})

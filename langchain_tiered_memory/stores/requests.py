@@ -39,7 +39,6 @@ __all__ = [
     "PointData",
     "Query",
     "QueryBatch",
-    "Request",
     "Retrieve",
     "SetPayload",
     "Setup",
@@ -252,12 +251,6 @@ class EmbedQueries:
     """Embed search queries (executed by the store, not the engine)."""
 
     texts: list[str] = field(default_factory=list)
-
-
-Request: TypeAlias = (
-    "Setup | Upsert | Delete | DeleteWhere | SetPayload | Retrieve | QueryBatch | Facet"
-    " | Count | Optimize | EmbedDocuments | EmbedQueries"
-)
 
 
 def fields_to_index(request: object) -> set[str]:

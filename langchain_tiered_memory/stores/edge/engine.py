@@ -79,11 +79,9 @@ logger = logging.getLogger(__name__)
 
 _LEAVES: dict[type, Callable[[Any], Any]] = {
     f.Match: lambda c: qe.FieldCondition(c.key, match=qe.MatchValue(c.value)),
-    f.MatchAny: lambda c: qe.FieldCondition(c.key, match=qe.MatchAny(list(c.values))),
     f.Range: lambda c: qe.FieldCondition(
         c.key, range=qe.RangeFloat(gte=c.gte, gt=c.gt, lte=c.lte, lt=c.lt)
     ),
-    f.IsEmpty: lambda c: qe.IsEmptyCondition(c.key),
 }
 
 
