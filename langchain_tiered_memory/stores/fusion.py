@@ -25,7 +25,6 @@ from langchain_tiered_memory.errors import ConfigurationError
 
 __all__ = [
     "BM25_SATURATION",
-    "CALIBRATED",
     "DEFAULT_CANDIDATES",
     "DEFAULT_FUSION",
     "MIN_SPREAD",
@@ -40,8 +39,6 @@ __all__ = [
 
 K = TypeVar("K", bound=Hashable)
 Normalization = Literal["cosine", "saturate", "minmax", "zscore", "max", "none"]
-CALIBRATED: frozenset[str] = frozenset({"cosine", "saturate"})
-"""Normalizations that map each score on its own into ``[0, 1]`` (no other candidate counts)."""
 IN_UNIT: frozenset[str] = frozenset({"cosine", "saturate", "minmax", "max"})
 """Normalizations whose values lie in ``[0, 1]``."""
 

@@ -49,7 +49,6 @@ __all__ = [
     "dumps",
     "encode_ns",
     "hash_json",
-    "item_from_payload",
     "item_payload",
     "layout_value",
     "micros",
@@ -512,11 +511,6 @@ def read_item(payload: Mapping[str, Any]) -> tuple[Item, float | None]:
         updated_at=_moment(updated[0] if updated else payload["updated_us"]),
     )
     return item, ttl
-
-
-def item_from_payload(payload: Mapping[str, Any]) -> Item:
-    """The LangGraph ``Item`` stored in a payload (any readable format)."""
-    return read_item(payload)[0]
 
 
 def created_of(payload: Mapping[str, Any]) -> int | str | None:
