@@ -38,11 +38,7 @@ __all__ = [
 
 @runtime_checkable
 class Purging(Protocol):
-    """Removes deleted records from the store's files, not only from its index.
-
-    ``TieredMemory.forget_user`` calls it so that a forgotten user's text is gone
-    from disk when the call returns.
-    """
+    """Removes deleted records from the store's files (``TieredMemory.forget_user`` calls it)."""
 
     def purge_deleted(self, timeout: float | None = None) -> object:
         """Rewrite the store without its deleted records; wait at most ``timeout`` s."""
@@ -53,10 +49,7 @@ class Purging(Protocol):
 
 @runtime_checkable
 class Restoring(Protocol):
-    """Writes records with the ``created_at``/``updated_at`` they were exported with.
-
-    Import uses it to give every record back its own times.
-    """
+    """Writes records with the ``created_at``/``updated_at`` they were exported with (import)."""
 
     def restore_items(self, ops: Iterable[RestoreOp]) -> int:
         """Write ``ops`` with their own timestamps; returns how many were written."""

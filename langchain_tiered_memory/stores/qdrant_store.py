@@ -697,12 +697,7 @@ DISTANCE_TYPES = ("cosine",)
 
 
 def check_distance_type(index: IndexConfig | None) -> None:
-    """Refuse an index ``distance_type`` the store would not honour.
-
-    LangGraph's SQL stores take ``"cosine"``, ``"l2"`` or ``"inner_product"``;
-    this store searches by cosine similarity only (its calibrated scores and its
-    hybrid fusion are defined on it), so the other two are refused rather than
-    silently replaced.
+    """Refuse an index ``distance_type`` the store would not honour (it searches by cosine only).
 
     Raises:
         ConfigurationError: ``distance_type`` is not ``"cosine"``.

@@ -69,11 +69,7 @@ def _tied(a: float, b: float) -> bool:
 
 
 def fuse_rrf(lists: Sequence[Sequence[Hit]], k: int = RRF_K) -> list[tuple[Hit, float]]:
-    """Reciprocal rank fusion; equal scores within a list share the better rank.
-
-    The sum of ``1 / (k + rank)`` is divided by its largest possible value
-    (first in every list), so the fused score is in ``[0, 1]``.
-    """
+    """Reciprocal rank fusion (ties share the better rank), divided by its best value: in [0, 1]."""
     fused: dict[str, float] = {}
     hits: dict[str, Hit] = {}
     for ranked in lists:
@@ -258,9 +254,8 @@ def search_pages(
 ) -> Plan[list[Page]]:
     """One page of ``(hit, score)`` per search, all queries sent as one batch.
 
-    With ``estimate`` (an engine that answers :class:`Estimate` cheaply), dense
-    searches with a value filter or under ``full_scan_points`` are first sized
-    to choose their walk (see :mod:`.search_walk`).
+    With ``estimate``, filtered dense searches are first sized to choose their walk
+    (:mod:`.search_walk`).
     """
     walks = (
         (yield from _walks(searches, full_scan_points))

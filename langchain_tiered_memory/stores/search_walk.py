@@ -93,9 +93,8 @@ ENGINE_CHOICE = Walk(exact=False, acorn=False)
 def estimates(op: SearchOp, *, full_scan_points: int | None) -> list[Where]:
     """The filters whose sizes :func:`choose` needs for ``op`` (none: the engine's choice).
 
-    In order: the namespace's points (only with ``full_scan_points``), then the
-    value filter's points and the points carrying its fields (only with a value
-    filter).
+    In order: the namespace (with ``full_scan_points``), then the value filter and the
+    points carrying its fields (with a value filter).
     """
     asks: list[Where] = []
     if full_scan_points is not None:

@@ -37,10 +37,8 @@ class NamespaceVersions:
     """Thread-safe write counters for every prefix of the namespaces written.
 
     Tokens are ``(epoch, everything, prefix count)``: ``epoch`` differs between
-    instances (two stores never share a token), ``everything`` moves on a write
-    whose namespaces are unknown (:meth:`bump_all`) and when the counters are
-    dropped: a process writing to more than :data:`MAX_PREFIXES` prefixes keeps
-    memory bounded at the price of one recomputation by each caller.
+    instances, ``everything`` moves on a write whose namespaces are unknown
+    (:meth:`bump_all`) and when more than :data:`MAX_PREFIXES` counters are dropped.
     """
 
     def __init__(self) -> None:
@@ -75,8 +73,7 @@ class NamespaceVersions:
     def bumped_after(self, namespaces: Iterable[tuple[str, ...]] | None) -> Iterator[None]:
         """Bump ``namespaces`` (every token if None) when the block ends, also on error.
 
-        A write that fails may still have been applied in part, so its
-        namespaces move either way.
+        A write that fails may still have been applied in part.
         """
         try:
             yield

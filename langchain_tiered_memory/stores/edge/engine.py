@@ -143,10 +143,9 @@ def _write_op(request: Any) -> qe.UpdateOperation | None:
 
 
 def _ensure_indexes(shard: qe.EdgeShard) -> None:
-    """Create the store's keyword and integer payload indexes that the shard lacks.
+    """Create the keyword and integer payload indexes the shard lacks.
 
-    A layout key added to a shard that holds points is left unflagged, so that
-    :func:`.build.tenant_layout` says its segments are not laid out yet.
+    A layout key added to a shard holding points is left unflagged (not laid out yet).
     """
     info = shard.info()
     schema, holds_points = info.payload_schema, info.points_count > 0
