@@ -17,25 +17,15 @@ from typing import TYPE_CHECKING
 from langchain_tiered_memory.lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from langchain_tiered_memory.stores.edge.build import (
-        EdgeOptimizers,
-    )
+    from langchain_tiered_memory.stores.edge.build import EdgeOptimizers
     from langchain_tiered_memory.stores.edge.optimizer import (
         OptimizationReport,
         OptimizationStatus,
     )
-    from langchain_tiered_memory.stores.payload import (
-        MAX_VALUE_BYTES,
-    )
-    from langchain_tiered_memory.stores.plan import (
-        RetrievalMode,
-    )
-    from langchain_tiered_memory.stores.qdrant_store import (
-        QdrantMemoryStore,
-    )
-    from langchain_tiered_memory.stores.restore import (
-        RestoreOp,
-    )
+    from langchain_tiered_memory.stores.payload import MAX_VALUE_BYTES
+    from langchain_tiered_memory.stores.plan import RetrievalMode
+    from langchain_tiered_memory.stores.qdrant_store import QdrantMemoryStore
+    from langchain_tiered_memory.stores.restore import RestoreOp
 
 __all__ = [
     "MAX_VALUE_BYTES",

@@ -38,35 +38,24 @@ __all__ = [
 
 @runtime_checkable
 class Purging(Protocol):
-    """Removes deleted records from the store's files, not only from its index.
-
-    ``TieredMemory.forget_user`` calls it so that a forgotten user's text is gone
-    from disk when the call returns.
-    """
+    """Removes deleted records from the store's files (``TieredMemory.forget_user`` calls it)."""
 
     def purge_deleted(self, timeout: float | None = None) -> object:
         """Rewrite the store without its deleted records; wait at most ``timeout`` s."""
-        ...
 
     async def apurge_deleted(self, timeout: float | None = None) -> object:
         """Async twin of :meth:`purge_deleted`."""
-        ...
 
 
 @runtime_checkable
 class Restoring(Protocol):
-    """Writes records with the ``created_at``/``updated_at`` they were exported with.
-
-    Import uses it to give every record back its own times.
-    """
+    """Writes records with the ``created_at``/``updated_at`` they were exported with (import)."""
 
     def restore_items(self, ops: Iterable[RestoreOp]) -> int:
         """Write ``ops`` with their own timestamps; returns how many were written."""
-        ...
 
     async def arestore_items(self, ops: Iterable[RestoreOp]) -> int:
         """Async twin of :meth:`restore_items`."""
-        ...
 
 
 @runtime_checkable
@@ -78,7 +67,6 @@ class NamespaceVersioned(Protocol):
 
         ``None`` when the store cannot tell now (do not cache).
         """
-        ...
 
 
 @runtime_checkable
@@ -87,7 +75,6 @@ class QueryPrefetching(Protocol):
 
     def prefetch_query(self, query: str) -> bool:
         """Start embedding ``query`` in the background; returns whether it did."""
-        ...
 
 
 @runtime_checkable
@@ -97,7 +84,6 @@ class ReadConcurrency(Protocol):
     @property
     def concurrent_reads(self) -> bool:
         """True when searches in several threads run at the same time."""
-        ...
 
 
 @runtime_checkable
@@ -106,8 +92,6 @@ class Closable(Protocol):
 
     def close(self) -> None:
         """Release the store's resources."""
-        ...
 
     async def aclose(self) -> None:
         """Async twin of :meth:`close`."""
-        ...

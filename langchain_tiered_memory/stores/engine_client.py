@@ -1,26 +1,20 @@
 """The client engine: a ``QdrantClient`` or ``AsyncQdrantClient``.
 
-Works with a Qdrant server or Qdrant Cloud (how users outgrow one machine) and
-with qdrant-client's local mode (``":memory:"`` or a path; fine for small
-collections and tests, but its payload indexes have no effect, so it scans).
-
-Every request becomes a short sub-plan of client method calls
-(:class:`Call`); :meth:`ClientEngine.execute` runs it on a sync client and
-:meth:`ClientEngine.aexecute` awaits it on an async client, so nothing is
-written twice.
-
-Value filters use payload indexes as on the embedded engine: the keyword index
-on ``value_marks`` for equality, and a float index on ``value.<path>`` created
-(``create_payload_index``) the first time a filter ranges over that path. The
-collection's metadata records the payload format; a collection written in
-another format is refused with a :class:`ConfigurationError`.
+Works with a Qdrant server or Qdrant Cloud, and with qdrant-client's local mode
+(``":memory:"`` or a path: fine for small collections and tests; it scans). Every
+request becomes a short sub-plan of client calls (:class:`Call`), run by
+:meth:`ClientEngine.execute` on a sync client or awaited by
+:meth:`ClientEngine.aexecute` on an async one. Value filters use payload indexes as
+on the embedded engine (``value.<path>`` float indexes created on first use); the
+collection's metadata records the payload format, and a collection of a format
+this version cannot read is refused with a :class:`ConfigurationError`.
 
 Examples:
     >>> from qdrant_client import QdrantClient
     >>> from langchain_tiered_memory.stores.requests import Collection, Count, Setup
     >>> from langchain_tiered_memory.stores.filters import Where
     >>> engine = ClientEngine(QdrantClient(":memory:"))
-    >>> engine.execute(Setup(Collection("memories", dims=None, sparse=False)))
+    >>> engine.execute(Setup(Collection("memories", dims=None)))
     >>> engine.execute(Count(Where()))
     0
 """
@@ -61,13 +55,9 @@ FORMAT_KEY = "tiered_memory_format"
 
 _LEAVES: dict[type, Callable[[Any], Any]] = {
     f.Match: lambda c: models.FieldCondition(key=c.key, match=models.MatchValue(value=c.value)),
-    f.MatchAny: lambda c: models.FieldCondition(
-        key=c.key, match=models.MatchAny(any=list(c.values))
-    ),
     f.Range: lambda c: models.FieldCondition(
         key=c.key, range=models.Range(gt=c.gt, gte=c.gte, lt=c.lt, lte=c.lte)
     ),
-    f.IsEmpty: lambda c: models.IsEmptyCondition(is_empty=models.PayloadField(key=c.key)),
 }
 
 
@@ -133,15 +123,7 @@ def _setup_calls(c: rq.Collection) -> Calls:
             },
         )
         for name in (*rq.KEYWORD_INDEXES, *rq.INTEGER_INDEXES):
-            yield Call(
-                "create_payload_index",
-                {
-                    "collection_name": c.name,
-                    "field_name": name,
-                    "field_schema": _index_schema(name),
-                    "wait": True,
-                },
-            )
+            yield _index_call(c.name, name)
     info = yield Call("get_collection", {"collection_name": c.name})
     found = (info.config.metadata or {}).get(FORMAT_KEY)
     holder = f"collection {c.name!r}"
@@ -161,11 +143,7 @@ def _setup_calls(c: rq.Collection) -> Calls:
 
 
 def _index_schema(name: str) -> models.PayloadSchemaParams:
-    """The index of payload field ``name``: HNSW links only for :data:`~.requests.LINKED_INDEXES`.
-
-    A server lays segments out by :data:`~.requests.TENANT_INDEX` (``is_tenant``) in new
-    collections; collections made before keep their layout.
-    """
+    """The index of payload field ``name`` (links and layout as in :mod:`.requests`)."""
     linked = name in rq.LINKED_INDEXES
     if name in rq.KEYWORD_INDEXES:
         return models.KeywordIndexParams(
@@ -180,18 +158,16 @@ def _index_schema(name: str) -> models.PayloadSchemaParams:
     return models.FloatIndexParams(type=models.FloatIndexType.FLOAT, enable_hnsw=linked)
 
 
+def _index_call(collection: str, name: str) -> Call:
+    schema = _index_schema(name)
+    kwargs = {"collection_name": collection, "field_name": name, "field_schema": schema}
+    return Call("create_payload_index", {**kwargs, "wait": True})
+
+
 def _range_index_calls(name: str, request: Any, indexed: set[str]) -> Calls:
     """Create a float index on every ``value.<path>`` the request's filters range over (once)."""
     for key in sorted(rq.fields_to_index(request) - indexed):
-        yield Call(
-            "create_payload_index",
-            {
-                "collection_name": name,
-                "field_name": key,
-                "field_schema": _index_schema(key),
-                "wait": True,
-            },
-        )
+        yield _index_call(name, key)
         indexed.add(key)
 
 
@@ -200,12 +176,13 @@ def _calls(name: str, request: Any, indexed: set[str]) -> Calls:
         info = yield from _setup_calls(request.collection)
         indexed.update(info.payload_schema or {})
         return None
-    base = {"collection_name": name}
     yield from _range_index_calls(name, request, indexed)
+
+    def call(method: str, **kwargs: Any) -> Call:
+        return Call(method, {"collection_name": name, **kwargs})
+
     if isinstance(request, rq.QueryBatch):
-        responses = yield Call(
-            "query_batch_points", {**base, "requests": [_query(q) for q in request.queries]}
-        )
+        responses = yield call("query_batch_points", requests=[_query(q) for q in request.queries])
         return [
             [rq.Hit(str(p.id), float(p.score), dict(p.payload or {})) for p in r.points]
             for r in responses
@@ -213,66 +190,44 @@ def _calls(name: str, request: Any, indexed: set[str]) -> Calls:
     if isinstance(request, rq.Retrieve):
         if not request.ids:
             return {}
-        records = yield Call(
-            "retrieve",
-            {
-                **base,
-                "ids": list(request.ids),
-                "with_payload": list(request.fields),
-                "with_vectors": False,
-            },
-        )
+        ids, fields = list(request.ids), list(request.fields)
+        records = yield call("retrieve", ids=ids, with_payload=fields, with_vectors=False)
         return {str(r.id): dict(r.payload or {}) for r in records}
-    if isinstance(request, rq.Upsert):
-        yield Call("upsert", {**base, "points": [_point(p) for p in request.points], "wait": True})
-        return None
-    if isinstance(request, rq.Delete):
-        selector = models.PointIdsList(points=list(request.ids))
-        yield Call("delete", {**base, "points_selector": selector, "wait": True})
-        return None
-    if isinstance(request, rq.DeleteWhere):
-        where = models.FilterSelector(filter=_filter(request.filter))
-        yield Call("delete", {**base, "points_selector": where, "wait": True})
-        return None
-    if isinstance(request, rq.SetPayload):
-        # A filter, not ids: refreshing a point deleted meanwhile is then a no-op.
-        flt = models.Filter(must=[models.HasIdCondition(has_id=list(request.ids))])
-        yield Call("set_payload", {**base, "payload": request.payload, "points": flt, "wait": True})
-        return None
     if isinstance(request, rq.Facet):
-        response = yield Call(
-            "facet",
-            {
-                **base,
-                "key": request.key,
-                "facet_filter": _filter(request.filter),
-                "limit": request.limit,
-                "exact": True,
-            },
-        )
+        flt, limit = _filter(request.filter), request.limit
+        response = yield call("facet", key=request.key, facet_filter=flt, limit=limit, exact=True)
         return [(str(h.value), int(h.count)) for h in response.hits]
     if isinstance(request, rq.Count):
-        response = yield Call(
-            "count", {**base, "count_filter": _filter(request.filter), "exact": True}
-        )
+        response = yield call("count", count_filter=_filter(request.filter), exact=True)
         return int(response.count)
     if isinstance(request, rq.Estimate):
         sizes = []
         for ask in request.filters:
-            response = yield Call("count", {**base, "count_filter": _filter(ask), "exact": False})
+            response = yield call("count", count_filter=_filter(ask), exact=False)
             sizes.append(int(response.count))
         return sizes
     if isinstance(request, rq.Optimize):
         return False  # servers optimise in the background by themselves
-    raise TypeError(f"the client engine cannot execute {type(request).__name__}")
+    if isinstance(request, rq.Upsert):
+        yield call("upsert", points=[_point(p) for p in request.points], wait=True)
+    elif isinstance(request, rq.Delete):
+        yield call(
+            "delete", points_selector=models.PointIdsList(points=list(request.ids)), wait=True
+        )
+    elif isinstance(request, rq.DeleteWhere):
+        where = models.FilterSelector(filter=_filter(request.filter))
+        yield call("delete", points_selector=where, wait=True)
+    elif isinstance(request, rq.SetPayload):
+        # A filter, not ids: refreshing a point deleted meanwhile is then a no-op.
+        flt = models.Filter(must=[models.HasIdCondition(has_id=list(request.ids))])
+        yield call("set_payload", payload=request.payload, points=flt, wait=True)
+    else:
+        raise TypeError(f"the client engine cannot execute {type(request).__name__}")
+    return None
 
 
 def _is_local(client: QdrantClient | AsyncQdrantClient) -> bool:
-    """Whether ``client`` runs qdrant-client's local mode (``":memory:"`` or a path).
-
-    The client's public ``init_options`` decide it by the same rule the client
-    applies when it picks its local or remote implementation.
-    """
+    """Whether ``client`` runs qdrant-client's local mode (``":memory:"`` or a path)."""
     options = client.init_options
     return options.get("location") == ":memory:" or options.get("path") is not None
 

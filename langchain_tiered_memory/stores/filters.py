@@ -1,20 +1,12 @@
 """Compile store filters into an engine-neutral filter tree.
 
-Both engines translate the same tree (:data:`Condition`) into their own filter
-objects, so a search means the same thing everywhere. Namespace scoping is an
-indexed keyword match on ``ns_prefixes``; expired items are excluded with an
-indexed integer range on ``expires_us``; nothing is filtered in Python.
-
-Value filters follow ``InMemoryStore``: ``{"field": value}`` is equality (a
-nested dict matches objects containing those keys), ``{"field": {"$op": x}}``
-uses ``$eq $ne $gt $gte $lt $lte``. Every equality (and ``$ne``, its negation)
-is a match on the keyword-indexed ``value_marks`` (see
-:func:`~.payload.value_marks`): numbers compare by value (``1 == 1.0``), lists
-and ``$eq`` on objects compare the whole structure through content hashes, and
-``None`` matches a null or missing field. Infinite and NaN operands mean what
-they mean to ``InMemoryStore`` (``$lt: inf`` keeps every number, ``$eq: nan``
-matches nothing, ``$ne: nan`` everything). Ranges are conditions on
-``value.<path>``; engines give those paths a float index on first use
+Both engines translate the same tree (:data:`Condition`, :func:`lower`), so a search
+means the same thing everywhere; nothing is filtered in Python. Namespace scoping is
+an indexed match on ``ns_prefixes``, expiry an indexed range on ``expires_us``.
+Value filters follow ``InMemoryStore`` (``{"field": value}``, ``$eq $ne $gt $gte $lt
+$lte``; see ``docs/store.md``, "Filters"): every equality is a match on the
+keyword-indexed ``value_marks`` (:func:`~.payload.value_marks`), ranges are
+conditions on ``value.<path>``, which engines float-index on first use
 (:func:`range_fields`).
 
 Examples:
@@ -41,9 +33,7 @@ from langchain_tiered_memory.types import ensure_aware
 
 __all__ = [
     "Condition",
-    "IsEmpty",
     "Match",
-    "MatchAny",
     "Range",
     "Where",
     "expired_filter",
@@ -66,14 +56,6 @@ class Match:
 
 
 @dataclass(frozen=True)
-class MatchAny:
-    """The field equals one of ``values``."""
-
-    key: str
-    values: tuple[str, ...]
-
-
-@dataclass(frozen=True)
 class Range:
     """The numeric field lies within the given bounds."""
 
@@ -85,13 +67,6 @@ class Range:
 
 
 @dataclass(frozen=True)
-class IsEmpty:
-    """The field is missing, null or ``[]``."""
-
-    key: str
-
-
-@dataclass(frozen=True)
 class Where:
     """All of ``must``, at least one of ``should`` (if any), none of ``must_not``."""
 
@@ -100,7 +75,7 @@ class Where:
     must_not: tuple[Condition, ...] = ()
 
 
-Condition: TypeAlias = "Match | MatchAny | Range | IsEmpty | Where"
+Condition: TypeAlias = "Match | Range | Where"
 _Built = TypeVar("_Built")
 
 _SIMPLE_KEY = re.compile(r"[A-Za-z0-9_\-]+")
@@ -156,12 +131,7 @@ _LARGEST = sys.float_info.max
 
 
 def _bounds(parts: tuple[str, ...], bounds: dict[str, float]) -> list[Condition]:
-    """One range over a field, with non-finite bounds read as ``InMemoryStore`` reads them.
-
-    Stored numbers are finite, so ``$lt: inf`` (or ``$gt: -inf``) keeps every
-    number, ``$gt: inf`` (or ``$lt: -inf``) keeps none, and any comparison with
-    NaN is false, as Python compares floats.
-    """
+    """One range over a field, with non-finite bounds read as ``InMemoryStore`` reads them."""
     finite: dict[str, float] = {}
     for op, bound in bounds.items():
         lower = op in ("gt", "gte")
@@ -217,9 +187,7 @@ def _field(parts: tuple[str, ...], value: Any) -> list[Condition]:
             if op in ("$eq", "$ne")
             for c in _equality_operator(parts, op, operand)
         ]
-        # All bounds on one field in one Range: the engine estimates a filter's size per
-        # condition, and a 1% window as separate $gte and $lte looked 12-25 times larger
-        # (11.5k-24.7k of 100k points), so it went through HNSW (recall 0.95).
+        # All bounds in one Range (docs/store.md, "One range per field").
         bounds = {op[1:]: _number(v, op) for op, v in value.items() if op not in ("$eq", "$ne")}
         if bounds:
             conditions += _bounds(parts, bounds)
@@ -247,8 +215,8 @@ def lower(
         where: The engine-neutral filter tree.
         group: Builds one group from the keywords ``must``, ``should`` and
             ``must_not`` (lists of built conditions, ``None`` for an empty one).
-        leaves: For each condition type (:class:`Match`, :class:`MatchAny`,
-            :class:`Range`, :class:`IsEmpty`), how to build it.
+        leaves: For each leaf condition type (:class:`Match`, :class:`Range`), how
+            to build it.
 
     Examples:
         >>> lower(Where(must=(Match("k", "v"),)), dict, {Match: lambda c: c.value})
@@ -264,14 +232,7 @@ def lower(
 
 
 def not_expired(now_us: int) -> Where:
-    """Items without a TTL or whose TTL has not run out.
-
-    Written as "not (expires_us <= now)": one indexed range condition that
-    items without a TTL never match. The equivalent ``should`` of
-    ``IsEmpty(expires_us)`` or ``expires_us > now`` costs the engine a payload
-    check per candidate: a filtered dense search over 13k of 20k points took
-    11 ms with it and 4 ms without.
-    """
+    """Items without a TTL or not expired: one indexed condition, ``not (expires_us <= now)``."""
     return Where(must_not=(Range("expires_us", lte=now_us),))
 
 
@@ -289,10 +250,7 @@ def _is_expiry_check(cond: Condition) -> bool:
 def without_expiry_check(where: Where) -> Where:
     """``where`` without :func:`not_expired`'s ``must_not``, for a store with no TTL item.
 
-    The engine checks that condition for every point it scans, even when no
-    point has an ``expires_us``: 1-3 ms per 10k scanned points (measured
-    2026-12-01). Only ``must_not`` conditions are dropped, so
-    :func:`expired_filter` (what the sweeper deletes) is never widened.
+    Only ``must_not`` conditions are dropped, so :func:`expired_filter` is never widened.
 
     Examples:
         >>> without_expiry_check(search_filter(("a",), None, now_us=5))

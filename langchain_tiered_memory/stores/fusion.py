@@ -1,21 +1,11 @@
 """Fusing ranked lists from several retrievers (dense, lexical, ...) into one ranking.
 
-Two families, both pure functions over ``{key: score}`` maps:
-
-* **Rank fusion** (:func:`weighted_rrf`): each list contributes ``w / (k + rank)``.
-  Robust to score scales, but it throws away how *much* better the first hit was.
-* **Score fusion** (:func:`weighted_score_fusion`): each list's scores are put on
-  ``[0, 1]`` and combined with weights. It keeps the margins, which is what lets a
-  very confident lexical match beat a lukewarm dense one. The calibrated scales
-  map each score on its own, so a score means the same in every query:
-  ``"cosine"`` is ``(1 + cosine) / 2``, ``"saturate"`` is ``s / (s + k)`` for a
-  BM25 score ``s``. The relative scales (``"minmax"`` over the candidates,
-  ``"zscore"``, ``"max"``: divide by the best score) depend on the other candidates.
-  With ``spread_floor`` set, each side's weight is divided by the spread of its
-  scores over its candidates, so each side counts by how far a candidate stands
-  out among its own candidates, as with z-scores, and the fused score stays a
-  weighted mean in ``[0, 1]``. The default (:data:`DEFAULT_FUSION`) does this with
-  the calibrated cosine and the BM25 score divided by the query's best.
+Pure functions over ``{key: score}`` maps: rank fusion (:func:`weighted_rrf`, robust to
+score scales but blind to margins) and score fusion (:func:`weighted_score_fusion`:
+each list's scores put on a common scale by :func:`normalize_scores`, then weighted,
+optionally by the inverse spread of each side's scores). The default,
+:data:`DEFAULT_FUSION`, fuses the calibrated cosine and the BM25 score divided by the
+query's best, in ``[0, 1]`` (``docs/store.md``, "What a search score means").
 
 Examples:
     >>> from langchain_tiered_memory.stores.fusion import weighted_rrf
@@ -35,7 +25,6 @@ from langchain_tiered_memory.errors import ConfigurationError
 
 __all__ = [
     "BM25_SATURATION",
-    "CALIBRATED",
     "DEFAULT_CANDIDATES",
     "DEFAULT_FUSION",
     "MIN_SPREAD",
@@ -50,8 +39,6 @@ __all__ = [
 
 K = TypeVar("K", bound=Hashable)
 Normalization = Literal["cosine", "saturate", "minmax", "zscore", "max", "none"]
-CALIBRATED: frozenset[str] = frozenset({"cosine", "saturate"})
-"""Normalizations that map each score on its own into ``[0, 1]`` (no other candidate counts)."""
 IN_UNIT: frozenset[str] = frozenset({"cosine", "saturate", "minmax", "max"})
 """Normalizations whose values lie in ``[0, 1]``."""
 
@@ -152,8 +139,7 @@ def normalize_scores(
     if method == "none":
         return dict(scores)
     if method == "zscore":
-        mean = sum(vals) / len(vals)
-        std = math.sqrt(sum((v - mean) ** 2 for v in vals) / len(vals))
+        mean, std = sum(vals) / len(vals), _spread(scores)
         return {key: (s - mean) / std if std > 0 else 0.0 for key, s in scores.items()}
     raise ConfigurationError(
         f"unknown normalization {method!r}: use 'cosine', 'saturate', 'minmax', 'zscore', "
@@ -191,19 +177,13 @@ def weighted_score_fusion(
             :func:`normalize_scores`): one method for all, or retriever name -> method
             (retrievers not named use ``"minmax"``).
         missing: Normalised score for a key a retriever did not return; by default
-            below every key it returned on the ``[0, 1]`` scales: 0 when the
-            retriever is ``complete``, else its lowest returned score less
-            :data:`MISSING_GAP` spreads; the lowest score on ``"minmax"``,
-            ``"zscore"`` and ``"none"``.
+            its lowest score, or below it on the ``[0, 1]`` scales (0 when ``complete``).
         saturation: ``k`` of the ``"saturate"`` normalization.
         convex: Divide by the sum of the weights, so ``[0, 1]`` scores fuse into ``[0, 1]``.
         spread_floor: When set, each retriever's weight is divided by the spread
-            (standard deviation) of its normalised scores, taken as at least
-            ``spread_floor``: over every key when the retriever is ``complete`` (the
-            keys it did not return at 0), else over the keys it returned. A retriever then counts by
-            how far a candidate stands out among its own candidates, as with
-            z-scores, while the fused score stays a weighted mean of normalised
-            scores. None: the weights as given.
+            (standard deviation) of its normalised scores, at least ``spread_floor``:
+            over every key when the retriever is ``complete`` (the others at 0), else
+            over the keys it returned. None: the weights as given.
         complete: Retrievers that returned every match they have (fewer candidates
             than asked for): a key they did not return has no match there.
 
@@ -264,11 +244,9 @@ MIN_SPREAD = 1e-3
 def _missing(method: str, normalized: Mapping[K, float], *, complete: bool = False) -> float:
     """The normalised score of a candidate a retriever did not return.
 
-    ``complete``: the retriever returned every match (fewer than it was asked for),
-    so a candidate it did not return has no match there: 0 on the calibrated and
-    ``"max"`` scales. Otherwise the candidate ranked below the returned ones: it
-    gets the lowest returned score less :data:`MISSING_GAP` spreads (never below 0).
-    ``"minmax"``, ``"zscore"`` and ``"none"``: the list's lowest score.
+    On ``"minmax"``, ``"zscore"`` and ``"none"`` the list's lowest score; otherwise 0
+    when ``complete`` (the retriever returned every match), else the lowest returned
+    score less :data:`MISSING_GAP` spreads (never below 0).
     """
     lowest = min(normalized.values(), default=0.0)
     if method not in IN_UNIT or method == "minmax":
@@ -291,10 +269,8 @@ class FusionConfig:
         rrf_k: The constant for ``method="rrf"``.
         saturation: ``k`` of the ``"saturate"`` scaling ``s / (s + k)`` (also the
             scale of a store's lexical-mode scores).
-        spread_floor: When set, each retriever's weight is divided by the spread
-            (standard deviation) of its normalised scores over its candidates, at
-            least this much (see :func:`weighted_score_fusion`); None keeps the
-            weights as given.
+        spread_floor: When set, each retriever's weight is divided by the spread of
+            its normalised scores (see :func:`weighted_score_fusion`).
 
     Examples:
         >>> cfg = FusionConfig(weights={"dense": 1.0, "lexical": 2.0})
@@ -346,9 +322,7 @@ DEFAULT_FUSION = FusionConfig(
 """Hybrid search: a weighted mean of ``(1 + cosine) / 2`` and ``bm25 / best bm25``, in [0, 1].
 
 Each side's weight (dense 0.75, lexical 1.0) is divided by the spread of that side's
-scores over its candidates (at least :data:`MIN_SPREAD`), so a side counts by how far
-a candidate stands out among its own candidates. Measured on LoCoMo evidence recall
-(``benchmarks/locomo.py``) against z-score fusion, whose ranking it keeps."""
+scores over its candidates (at least :data:`MIN_SPREAD`); see ``docs/store.md``."""
 
 DEFAULT_CANDIDATES = 100
 """Candidates fetched per retriever before fusion."""

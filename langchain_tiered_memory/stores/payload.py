@@ -1,40 +1,18 @@
-"""How one store item is laid out as one Qdrant point.
+"""How one store item is laid out as one Qdrant point (payload format 4).
 
 Each item ``(namespace, key) -> value`` is one point whose id is a uuid5 of the
-namespace and key, so writing the same item twice replaces it. The payload
-carries everything a filter needs, indexed inside the engine, and everything a
-read needs packed into one string:
+namespace and key, so writing the same item twice replaces it. The payload carries
+what filters need, indexed inside the engine: ``ns_prefixes`` (every prefix of the
+namespace, JSON-encoded), ``ns_path``, ``value`` (the value's numbers,
+:func:`numeric_view`; left out when it holds none), ``value_marks`` (equality
+markers, :func:`value_marks`), ``updated_us`` and ``expires_us`` (left out without a
+TTL); and what reads need packed in ``item``, the JSON text ``[key, created,
+ttl_minutes, value]`` (:func:`pack_item`). ``docs/store.md`` ("How an item is
+stored") has the table.
 
-* ``ns_prefixes``: every prefix of the namespace, JSON-encoded (keyword index),
-  so a search under ``("a",)`` is one indexed match and ``("a",)`` can never
-  match ``("ab",)``;
-* ``ns_path`` (keyword, faceted by ``list_namespaces``, which matches suffixes
-  and wildcards on the facet's namespaces; reads take the namespace from it);
-* ``value``: the numbers of the user's value (:func:`numeric_view`), ranged over
-  as ``value.<field>``; left out when the value holds no number;
-* ``value_marks``: keyword-indexed markers through which every equality filter
-  on the value runs (scalars, lists, objects, presence; see :func:`value_marks`),
-  so filtering on ``value.<field>`` never reads payloads from disk; numeric
-  ranges use float indexes on ``value.<path>`` created on first use;
-* ``updated_us`` (integer microseconds, range-indexed) for newest-first
-  ordering, time ranges and ``updated_at``; ``expires_us`` for TTL, left out
-  for items without one;
-* ``item``: the JSON text ``[key, created, ttl_minutes, value]``
-  (:func:`pack_item`), the exact value that reads come from (engines may
-  reorder keys or round floats). ``created`` is integer microseconds for a UTC
-  time, else ISO text; a non-UTC ``updated_at`` is appended as ISO text.
-
-Qdrant Edge's Python binding converts a payload value by value, about 10 µs
-per string and 4-7 µs per number on a 2-core Xeon, and the engine indexes each
-indexed value: format 4 (this layout) writes 5-7 fields where format 3 wrote
-13, so a put carries about a third fewer values.
-
-Formats 2 and 3 kept ``key``, ``value_json``, ``created_at``/``updated_at``
-(ISO text) and ``ttl_minutes`` as fields of their own, plus ``ns_suffixes`` and
-``ns_depth`` (no filter reads them any more) and an empty ``value``; format 2
-also the ``namespace`` list and the non-numeric parts of ``value``. Reads and
-filters work on points of every readable format, so an older store is read as
-is and upgraded in place: points written after the upgrade take this layout.
+Formats 2 and 3 kept ``key``, ``value_json``, ``created_at``/``updated_at`` (ISO
+text) and ``ttl_minutes`` as fields of their own; reads and filters work on points
+of every readable format, so an older store is read as is and upgraded in place.
 
 Examples:
     >>> point_id(("memories", "alice"), "k1") == point_id(["memories", "alice"], "k1")
@@ -71,7 +49,6 @@ __all__ = [
     "dumps",
     "encode_ns",
     "hash_json",
-    "item_from_payload",
     "item_payload",
     "layout_value",
     "micros",
@@ -121,7 +98,7 @@ def point_id(namespace: Sequence[str], key: str) -> str:
 
 def micros(moment: datetime) -> int:
     """Integer microseconds since the epoch of an aware datetime."""
-    delta = moment - datetime(1970, 1, 1, tzinfo=timezone.utc)
+    delta = moment - _EPOCH
     return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
 
 
@@ -353,10 +330,7 @@ def layout_value(value: Any) -> ValueLayout:
     """Validate a value and compute its JSON text, markers and numbers in one pass.
 
     The same results as :func:`normalize_value`, :func:`value_marks` and
-    :func:`numeric_view` one after another; a value of plain ``dict``/``list``/
-    ``str``/``int``/``float``/``bool``/``None`` is walked once and not copied
-    (the JSON round trip of :func:`normalize_value` only changes tuples and
-    subclasses, which take that path).
+    :func:`numeric_view` one after another; a value of plain JSON types is not copied.
 
     Raises:
         InvalidInputError: As :func:`normalize_value`.
@@ -389,11 +363,7 @@ def _plain_layout(value: dict[str, Any]) -> ValueLayout | None:
 
 @functools.lru_cache(maxsize=4096)
 def namespace_fields(namespace: tuple[str, ...]) -> tuple[str, tuple[str, ...], bytes]:
-    """Indexed texts of a namespace (its path and prefixes) and its point-id seed.
-
-    Cached: bulk writes repeat a few namespaces, and encoding them was a third of
-    the Python cost of a put.
-    """
+    """Indexed texts of a namespace (its path and prefixes) and its point-id seed (cached)."""
     path = encode_ns(namespace)
     prefixes = tuple(encode_ns(namespace[:d]) for d in range(1, len(namespace) + 1))
     return path, prefixes, _ID_NAMESPACE.bytes + f"[{path},".encode()
@@ -524,7 +494,14 @@ def read_item(payload: Mapping[str, Any]) -> tuple[Item, float | None]:
     """The LangGraph ``Item`` stored in a payload (any readable format), and its TTL."""
     packed = payload.get("item")
     if packed is None:  # formats 2 and 3
-        return item_from_payload(payload), payload.get("ttl_minutes")
+        item = Item(
+            namespace=_namespace_of(payload["ns_path"]),
+            key=payload["key"],
+            value=json.loads(payload["value_json"]),
+            created_at=datetime.fromisoformat(payload["created_at"]),
+            updated_at=datetime.fromisoformat(payload["updated_at"]),
+        )
+        return item, payload.get("ttl_minutes")
     key, created, ttl, value, *updated = json.loads(packed)
     item = Item(
         namespace=_namespace_of(payload["ns_path"]),
@@ -534,19 +511,6 @@ def read_item(payload: Mapping[str, Any]) -> tuple[Item, float | None]:
         updated_at=_moment(updated[0] if updated else payload["updated_us"]),
     )
     return item, ttl
-
-
-def item_from_payload(payload: Mapping[str, Any]) -> Item:
-    """The LangGraph ``Item`` stored in a payload (any readable format)."""
-    if "item" in payload:
-        return read_item(payload)[0]
-    return Item(
-        namespace=_namespace_of(payload["ns_path"]),
-        key=payload["key"],
-        value=json.loads(payload["value_json"]),
-        created_at=datetime.fromisoformat(payload["created_at"]),
-        updated_at=datetime.fromisoformat(payload["updated_at"]),
-    )
 
 
 def created_of(payload: Mapping[str, Any]) -> int | str | None:

@@ -1,10 +1,9 @@
 """The engine-neutral query compiler: LangGraph store ops -> plans of requests.
 
-One :class:`Planner` turns a batch of ``GetOp``/``SearchOp``/``ListNamespacesOp``/
-``PutOp`` into a plan (a generator of :mod:`.requests`). Every op is validated
-before the first request, so bad input changes nothing; reads see the state
-before the batch's writes (as in ``InMemoryStore``); embeddings are computed
-before the first write.
+One :class:`Planner` turns a batch of ``GetOp``/``SearchOp``/``ListNamespacesOp``/``PutOp``
+into a plan (a generator of :mod:`.requests`). Every op is validated before the first
+request, so bad input changes nothing; reads see the state before the batch's writes
+(as in ``InMemoryStore``); embeddings are computed before the first write.
 
 Examples:
     >>> from langgraph.store.base import GetOp
@@ -95,10 +94,7 @@ def _path_tokens(path: str) -> tuple[str, ...]:
 
 
 def _tokens(path: str) -> str | list[str]:
-    """``path`` tokenized once (a bulk write reads the same fields of every item).
-
-    ``"$"`` (the whole value) stays a string: ``get_text_at_path`` reads it only so.
-    """
+    """``path`` tokenized once; ``"$"`` stays a string (``get_text_at_path`` reads it so)."""
     return path if not path or path == "$" else list(_path_tokens(path))
 
 
@@ -159,7 +155,9 @@ def check_retrieval(mode: str) -> RetrievalMode:
     return cast(RetrievalMode, mode)
 
 
-class _Upsert(NamedTuple):
+class PreparedPut(NamedTuple):
+    """A validated put: its point id, value layout, TTL, embedded texts and BM25 text."""
+
     pid: str
     namespace: tuple[str, ...]
     key: str
@@ -174,7 +172,7 @@ class _Prepared:
     gets: list[tuple[int, GetOp, str]] = field(default_factory=list)
     searches: list[tuple[int, SearchOp, filters.Where, str]] = field(default_factory=list)
     lists: list[tuple[int, ListNamespacesOp]] = field(default_factory=list)
-    upserts: list[_Upsert] = field(default_factory=list)
+    upserts: list[PreparedPut] = field(default_factory=list)
     deletes: list[str] = field(default_factory=list)
 
 
@@ -190,15 +188,10 @@ class Planner:
         fusion: How hybrid search fuses its dense and BM25 candidates.
         lexical_fields: Value paths whose text is BM25-indexed, each with a repeat
             weight (see :func:`check_lexical_fields`); None indexes the embedded text.
-        lexical_idf: Which points BM25's document frequencies count:
-            ``"namespace"`` (those under the searched namespace prefix: each user's
-            statistics are their own; one indexed check per posting of a query
-            term) or ``"global"`` (the whole collection; constant time).
+        lexical_idf: Which points BM25's document frequencies count: ``"namespace"``
+            (under the searched prefix) or ``"global"`` (the whole collection).
         full_scan_points: Dense searches whose filter keeps at most this many
-            points (as the engine estimates) scan them exactly; ``"auto"``
-            takes 30,000 KB of the store's vectors (20,000 points of 384-d);
-            None leaves it to the engine's full-scan threshold (see
-            :mod:`.search_walk`).
+            points scan them exactly (see :mod:`.search_walk`).
         estimate: The engine answers :class:`~.requests.Estimate` cheaply, so
             filtered dense searches are sized first to choose their walk.
     """
@@ -238,7 +231,7 @@ class Planner:
             self.embeddings = ensure_embeddings(index["embed"])
             fields = index.get("fields") or ["$"]
             self.fields = [fields] if isinstance(fields, str) else list(fields)
-        self.collection = Collection(name=collection, dims=dims, sparse=dims is not None)
+        self.collection = Collection(name=collection, dims=dims)
         self.full_scan_points = check_full_scan_points(full_scan_points, dims)
         self._last_us = 0
         self._last_sweep_us = 0
@@ -255,24 +248,42 @@ class Planner:
     def _now_us(self) -> int:
         return micros(ensure_aware(self.clock()))
 
-    def embedded_texts(self, op: PutOp, value: dict[str, Any]) -> list[str]:
-        """The texts a put embeds: its index fields (or ``op.index``), none without embeddings."""
-        if self.embeddings is None or op.index is False:
-            return []
-        paths = self.fields if op.index is None else op.index
-        return [t for path in paths for t in _texts_at(value, path)]
+    def prepare_put(
+        self,
+        namespace: tuple[str, ...],
+        key: str,
+        value: Any,
+        index: Literal[False] | list[str] | None,
+        ttl: Any = None,
+    ) -> PreparedPut:
+        """Validate a put (``index`` and ``ttl`` as in ``PutOp``) and find what it writes.
 
-    def lexical_text(self, op: PutOp, value: dict[str, Any], texts: list[str]) -> str:
-        """BM25 text of a put: the lexical fields' text if any is present, else ``texts``."""
-        if not texts or not self.lexical_fields:
-            return "\n".join(texts)
-        parts = [
-            text
-            for path, weight in self.lexical_fields
-            for text in _texts_at(value, path)
-            for _ in range(weight)
-        ]
-        return "\n".join(parts or texts)
+        Raises:
+            InvalidInputError: The value or the TTL is not valid.
+        """
+        layout = layout_value(value)
+        value = layout.value
+        texts: list[str] = []  # embedded: the index fields (or ``index``), none without embeddings
+        if self.embeddings is not None and index is not False:
+            paths = self.fields if index is None else index
+            texts = [t for path in paths for t in _texts_at(value, path)]
+        lexical = "\n".join(texts)  # BM25: the lexical fields' text if any is present
+        if texts and self.lexical_fields:
+            parts = [
+                t for p, w in self.lexical_fields for t in _texts_at(value, p) for _ in range(w)
+            ]
+            lexical = "\n".join(parts or texts)
+        pid = point_id_in(namespace_fields(namespace)[2], key)
+        return PreparedPut(pid, namespace, key, layout, _ttl(ttl), texts, lexical)
+
+    def point(
+        self, put: PreparedPut, payload: dict[str, Any], vectors: Mapping[str, list[float]]
+    ) -> PointData:
+        """The point of a prepared put with ``payload``, its texts' ``vectors`` and BM25."""
+        if not put.texts:
+            return PointData(put.pid, payload)
+        dense = [vectors[t] for t in put.texts]
+        return PointData(put.pid, payload, dense, bm25_document(put.lexical) or None)
 
     def embed_plan(self, texts: Iterable[str]) -> Plan[dict[str, list[float]]]:
         """Embed the distinct ``texts`` in one request and check the vectors' size."""
@@ -312,7 +323,7 @@ class Planner:
         for idx, op in enumerate(ops):
             if isinstance(op, GetOp):
                 ns = check_namespace(op.namespace)
-                prepared.gets.append((idx, op, point_id(ns, _key(op.key))))
+                prepared.gets.append((idx, op, point_id(ns, check_key(op.key))))
             elif isinstance(op, SearchOp):
                 check_namespace(op.namespace_prefix, allow_empty=True)
                 if op.limit < 0 or op.offset < 0:
@@ -335,19 +346,14 @@ class Planner:
                 prepared.lists.append((idx, op))
             elif isinstance(op, PutOp):
                 ns = check_namespace(op.namespace)
-                puts[(ns, _key(op.key))] = op
+                puts[(ns, check_key(op.key))] = op
             else:
                 raise InvalidInputError(f"unknown store operation {type(op).__name__}")
         for (ns, key), op in puts.items():
-            pid = point_id_in(namespace_fields(ns)[2], key)
             if op.value is None:
-                prepared.deletes.append(pid)
-                continue
-            layout = layout_value(op.value)
-            ttl = _ttl(op.ttl)
-            texts = self.embedded_texts(op, layout.value)
-            lexical = self.lexical_text(op, layout.value, texts)
-            prepared.upserts.append(_Upsert(pid, ns, key, layout, ttl, texts, lexical))
+                prepared.deletes.append(point_id_in(namespace_fields(ns)[2], key))
+            else:
+                prepared.upserts.append(self.prepare_put(ns, key, op.value, op.index, op.ttl))
         return prepared
 
     # -------------------------------------------------------------------- plans
@@ -386,8 +392,7 @@ class Planner:
             yield SetPayload(ids, {"expires_us": now_us + int(ttl * 60_000_000)})
         if prepared.deletes:
             yield Delete(prepared.deletes)
-        for start in range(0, len(points), _UPSERT_CHUNK):
-            yield Upsert(points[start : start + _UPSERT_CHUNK])
+        yield from upsert_plan(points)
         if self._sweep_due(now_us):
             yield DeleteWhere(filters.expired_filter(now_us))
         return results
@@ -466,7 +471,7 @@ class Planner:
                 found.add(namespace[: op.max_depth] if op.max_depth is not None else namespace)
         return sorted(found)[op.offset : op.offset + op.limit]
 
-    def _points_plan(self, upserts: list[_Upsert], now_us: int) -> Plan[list[PointData]]:
+    def _points_plan(self, upserts: list[PreparedPut], now_us: int) -> Plan[list[PointData]]:
         existing: dict[str, dict[str, Any]] = yield Retrieve(
             [u.pid for u in upserts], CREATED_FIELDS
         )
@@ -485,10 +490,14 @@ class Planner:
                 ttl_minutes=u.ttl,
             )
             order_us += 1
-            dense = [vectors[t] for t in u.texts] if u.texts else None
-            sparse = bm25_document(u.lexical) if u.texts else None
-            points.append(PointData(u.pid, payload, dense, sparse or None))
+            points.append(self.point(u, payload, vectors))
         return points
+
+
+def upsert_plan(points: Sequence[PointData]) -> Plan[None]:
+    """Write ``points`` in chunks of at most 1,024."""
+    for start in range(0, len(points), _UPSERT_CHUNK):
+        yield Upsert(list(points[start : start + _UPSERT_CHUNK]))
 
 
 def check_lexical_idf(idf: Any) -> LexicalIdf:
@@ -551,7 +560,12 @@ def check_lexical_fields(
     return pairs
 
 
-def _key(key: Any) -> str:
+def check_key(key: Any) -> str:
+    """Validate an item key (a string).
+
+    Raises:
+        InvalidInputError: The key is not a string.
+    """
     if not isinstance(key, str):
         raise InvalidInputError(f"item key must be a string, got {type(key).__name__} {key!r}")
     return key

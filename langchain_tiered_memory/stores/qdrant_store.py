@@ -1,42 +1,19 @@
 """``QdrantMemoryStore``: a LangGraph ``BaseStore`` on Qdrant, embedded or client.
 
-Two engines sit behind one query compiler (:mod:`.plan`):
-
-* :meth:`QdrantMemoryStore.embedded` (default): Qdrant Edge in-process, on disk;
-* :meth:`QdrantMemoryStore.from_client` / :meth:`~QdrantMemoryStore.from_url`:
-  a Qdrant server, Qdrant Cloud, or qdrant-client's local mode.
-
-Retrieval is ``"hybrid"`` (dense + BM25 fused), ``"dense"`` or ``"lexical"``,
-chosen per store and overridable per search. Hybrid fusion is a
-:class:`~langchain_tiered_memory.stores.fusion.FusionConfig` (``fusion=``): by default
-a weighted mean of the calibrated cosine and the BM25 score relative to the query's
-best, each side weighted by the inverse spread of its candidates' scores
-(:data:`.fusion.DEFAULT_FUSION`),
-or reciprocal rank fusion with ``FusionConfig(method="rrf")``. ``lexical_fields=``
-BM25-indexes other value fields than the embedded ones (e.g. a turn plus its
-neighbouring turns), with repeat weights. BM25 document frequencies count the
-points under the searched namespace prefix (``lexical_idf="namespace"``: a
-user's scores never depend on other users' memories), or the whole collection
-(``lexical_idf="global"``: constant time per query term, 1.7 ms less per query
-over a 67k-point namespace).
-A dense search whose filter keeps at most ``full_scan_points`` points (by
-default 30,000 KB of vectors: 20,000 of 384-d) scans them exactly (recall 1.0)
-instead of leaving that to the engine's full-scan threshold (about 6,700 points
-of 384-d); None restores the engine's choice. Above it, a value filter asks for
-ACORN when it keeps under 40% of the points carrying its fields: see
-:mod:`.search_walk`. Optimized segments keep each namespace's points together
-(``is_tenant`` on the exact-namespace index, on both engines), so a
-namespace-filtered search reads them in order; a store made before is
-rewritten once by its next background optimisation (see :meth:`start_optimize`).
-``SearchItem.score`` is in ``[0, 1]`` in every mode, higher is better: the cosine
-similarity as ``(1 + cosine) / 2`` in dense mode, the BM25 score ``s`` as
-``s / (s + 6)`` in lexical mode, and in hybrid mode a weighted mean of the dense score
-and the BM25 score divided by the query's best BM25 score (by default 0.75 dense and
-1.0 lexical, each divided by the spread of that side's scores over its candidates).
-A candidate a side did not return counts 0 there when that side returned every
-match, else a little below the lowest score it returned.
-With ``FusionConfig(method="rrf")`` it is ``sum 1/(60 + rank)`` divided by its best
-possible value. Only ``distance_type="cosine"`` is accepted in ``index``.
+Two engines sit behind one query compiler (:mod:`.plan`): :meth:`QdrantMemoryStore.embedded`
+(default: Qdrant Edge in-process, on disk) and :meth:`~QdrantMemoryStore.from_client` /
+:meth:`~QdrantMemoryStore.from_url` (a Qdrant server, Qdrant Cloud, or qdrant-client's
+local mode). Retrieval is ``"hybrid"`` (dense + BM25 fused as ``fusion=`` says, by default
+:data:`.fusion.DEFAULT_FUSION`), ``"dense"`` or ``"lexical"``, chosen per store and
+overridable per search; ``SearchItem.score`` is in ``[0, 1]`` in every mode, higher is
+better (``docs/store.md``, "What a search score means"). ``lexical_fields=`` BM25-indexes
+other value fields than the embedded ones, with repeat weights. BM25 document frequencies
+count the points under the searched namespace prefix (``lexical_idf="namespace"``: a
+user's scores never depend on other users' memories) or the whole collection
+(``"global"``: constant time per query term). A dense search whose filter keeps at most
+``full_scan_points`` points scans them exactly (:mod:`.search_walk`). Optimized segments
+keep each namespace's points together (see :meth:`QdrantMemoryStore.start_optimize`).
+Only ``distance_type="cosine"`` is accepted in ``index``.
 
 Limits: values are JSON dicts of at most 1 MiB (compact UTF-8 JSON), nested at
 most 32 levels; namespace labels are non-empty strings without ``.`` or NUL.
@@ -45,6 +22,7 @@ most 32 levels; namespace labels are non-empty strings without ``.`` or NUL.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import os
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from datetime import datetime
@@ -126,10 +104,8 @@ class QdrantMemoryStore(BaseStore):
     def concurrent_reads(self) -> bool:
         """Whether reads from several threads overlap (callers may then fan out).
 
-        False on the embedded engine: qdrant-edge-py holds the GIL while it
-        searches, so threads only queue (two threads measured 0.97x the
-        queries/s of one) and add scheduling jitter; True on a server, where a
-        read waits on the network with the GIL released.
+        False on the embedded engine (qdrant-edge-py holds the GIL while it
+        searches, so threads only queue); True on a server.
         """
         return not isinstance(self.engine, EdgeEngine)
 
@@ -137,12 +113,9 @@ class QdrantMemoryStore(BaseStore):
         """Start embedding ``query`` for a search to come, on a background thread.
 
         Works when the index's embeddings can prefetch (a
-        :class:`~langchain_tiered_memory.embedding_cache.CachedEmbeddings`, as
-        ``TieredMemory.open`` sets up) and the store's retrieval is not lexical;
-        returns whether it did. A search of ``query`` then waits for that vector
-        instead of embedding the query itself, so searches started together
-        (the context assembler's, on the async path or over a server) share
-        one embedding instead of each making its own.
+        :class:`~langchain_tiered_memory.embedding_cache.CachedEmbeddings`) and
+        retrieval is not lexical; returns whether it did. Searches of ``query``
+        started together then share one embedding.
         """
         prefetch = getattr(self._planner.embeddings, "prefetch", None)
         if self._planner.retrieval == "lexical" or not callable(prefetch):
@@ -212,11 +185,10 @@ class QdrantMemoryStore(BaseStore):
     ) -> QdrantMemoryStore:
         """Open (or create) a store in directory ``path`` with the embedded Qdrant Edge engine.
 
-        ``optimizers`` sets when optimisations index and vacuum segments (see
-        :class:`EdgeOptimizers`); it is saved in the store. ``auto_optimize=N``
-        starts a background optimisation (:meth:`start_optimize`) each time N
-        points were written since the store was opened or last optimised (off
-        by default; ``50_000`` suits a busy store).
+        ``optimizers`` (:class:`EdgeOptimizers`) is saved in the store.
+        ``auto_optimize=N`` starts a background optimisation (:meth:`start_optimize`)
+        each time N points were written since the store was opened or last
+        optimised (off by default; ``50_000`` suits a busy store).
 
         Raises:
             StoreLockedError: The path is open in another process or store.
@@ -288,25 +260,14 @@ class QdrantMemoryStore(BaseStore):
     def from_url(cls, url: str, api_key: str | None = None, **kw: Any) -> QdrantMemoryStore:
         """A store with its own ``QdrantClient`` for ``url`` (closed by :meth:`close`).
 
-        ``api_key`` defaults to the ``QDRANT_API_KEY`` environment variable.
-        Store options (``index``, ``retrieval``, ``collection``, ``ttl``,
-        ``clock``, ``fusion``, ``lexical_fields``, ``lexical_idf``,
-        ``full_scan_points``) are taken from
-        ``kw``; the rest go to ``QdrantClient``.
+        ``api_key`` defaults to the ``QDRANT_API_KEY`` environment variable. The
+        options of :meth:`from_client` are taken from ``kw``; the rest go to
+        ``QdrantClient``.
         """
-        names = (
-            "index",
-            "retrieval",
-            "collection",
-            "ttl",
-            "clock",
-            "fusion",
-            "lexical_fields",
-            "lexical_idf",
-            "full_scan_points",
-        )
-        options = {k: kw.pop(k) for k in names if k in kw}
         from qdrant_client import QdrantClient
+
+        names = inspect.signature(cls.from_client).parameters.keys() - {"client"}
+        options = {k: kw.pop(k) for k in names if k in kw}
 
         key = api_key if api_key is not None else os.environ.get("QDRANT_API_KEY")
         client = QdrantClient(location=url, api_key=key, **kw)
@@ -359,13 +320,11 @@ class QdrantMemoryStore(BaseStore):
     # ------------------------------------------------------------- lifecycle
     def setup(self) -> None:
         """Create the collection and payload indexes if missing, and check them; idempotent."""
-        self._run(self._planner.setup_plan(), "asetup")
-        self._ready = True
+        self._run(self._planner.setup_plan(), "asetup")  # sets _ready
 
     async def asetup(self) -> None:
         """Async twin of :meth:`setup`."""
         await self._arun(self._planner.setup_plan)
-        self._ready = True
 
     def close(self) -> None:
         """Release the engine (the embedded directory lock, an owned client); idempotent."""
@@ -420,16 +379,11 @@ class QdrantMemoryStore(BaseStore):
         """A token that stays equal while no item under ``namespace_prefix`` changes.
 
         Read it *before* reading the items: a result computed from them can be
-        kept under the token and reused while a later call returns an equal one
-        (the procedural tier keeps its folded tool statistics this way). Tokens
-        move after every put or delete under the prefix made through this store.
-
-        Returns None when the store cannot see every change: a client engine
-        (a server has other writers), or a store holding items with a TTL
-        (they expire without a write). The embedded engine's directory lock
-        makes this process its only writer, so its tokens are exact. It also
-        returns None before the store's first operation (no I/O here: the
-        engine learns whether any item has a TTL when it opens the collection).
+        kept under the token and reused while a later call returns an equal one.
+        Tokens move after every put or delete under the prefix through this store.
+        Returns None when the store cannot see every change: a client engine (other
+        writers), a store holding items with a TTL (they expire without a write),
+        or before the store's first operation.
 
         Examples:
             >>> import tempfile
@@ -456,17 +410,12 @@ class QdrantMemoryStore(BaseStore):
         """Build HNSW graphs, vacuum and merge segments (embedded engine), without stalling.
 
         Nothing requires it: until it has run, searches are exact scans of the
-        points matching the (indexed) filter (about 5 ms per 10k points in the
-        searched namespaces); it pays off for large stores.
-
-        By default it runs in the background (:meth:`start_optimize`) and
-        returns an :class:`OptimizationStatus` at once; reads and writes go on
-        meanwhile. ``background=False`` runs it in this process instead and
-        returns True if anything changed: ``qdrant-edge`` holds the GIL for the
-        whole run, so every other thread of the process stalls until it returns
-        (about 15 s for 5k 384-d points, 950 s for 1M on 2 cores). Ask for that
-        only when the process is idle (a batch job, a benchmark). On a server
-        both are no-ops: it optimises by itself.
+        points matching the (indexed) filter; it pays off for large stores. By
+        default it runs in the background (:meth:`start_optimize`) and returns an
+        :class:`OptimizationStatus` at once. ``background=False`` runs it in this
+        process and returns True if anything changed; ``qdrant-edge`` holds the GIL
+        meanwhile, so every other thread stalls (minutes for large stores): ask for
+        it only when the process is idle. On a server both are no-ops.
 
         Examples:
             >>> import tempfile
@@ -496,17 +445,12 @@ class QdrantMemoryStore(BaseStore):
     ) -> OptimizationStatus:
         """Optimise in the background without stalling reads or writes; returns at once.
 
-        Embedded engine: a child process builds an optimised copy of the shard
-        while this process keeps serving; writes made meanwhile are replayed
-        into it, then it is swapped in. Writes wait while the shard is copied
-        (about 0.1 s per 100 MB) and both reads and writes wait for the swap
-        (milliseconds); loading the new shard holds the GIL briefly (0.1-0.3 s
-        at 5k-100k points). A crash at any point loses no acknowledged write.
-        ``purge=True`` rewrites the shard from its live points instead (see
-        :meth:`purge_deleted`); a store made before segments were laid out by
-        namespace is rewritten so once, whatever ``purge`` says (only a rebuild
-        from the points lays old segments out). Other engines: the server
-        optimises by itself; the status is already done with outcome ``"skipped"``.
+        Embedded engine: a child process builds an optimised copy of the shard;
+        writes made meanwhile are replayed into it, then it is swapped in. Writes
+        wait while the shard is copied and both reads and writes wait for the swap
+        (milliseconds). A crash at any point loses no acknowledged write. A store
+        made before segments were laid out by namespace is purged once, whatever
+        ``purge`` says. On a server the status is already done (``"skipped"``).
 
         Args:
             purge: Also remove deleted items' data from disk.
@@ -515,26 +459,22 @@ class QdrantMemoryStore(BaseStore):
         Returns:
             A handle: ``status.result()`` waits for the report.
         """
-        if not isinstance(self.engine, EdgeEngine):
+        edge = self._edge()
+        if edge is None:
             return OptimizationStatus.finished_without_work(
                 "the Qdrant server optimises and vacuums its collections by itself"
             )
-        if not self._ready:
-            self.setup()
-        return self.engine.start_optimize(purge=purge, progress=progress)
+        return edge.start_optimize(purge=purge, progress=progress)
 
     def purge_deleted(self, timeout: float | None = None) -> OptimizationReport:
         """Remove the data of deleted items from disk now, and optimise (embedded engine).
 
         Deleting an item hides it at once, but Qdrant Edge keeps its payload in
-        segment files and in its write-ahead log until they are rewritten.
-        This rewrites the shard from its live points in a child process (reads
-        and writes go on; see :meth:`start_optimize`), then builds HNSW graphs,
-        and returns when the new shard is live and the old files are deleted.
-        Cost: a copy of the shard plus about 0.3 ms per live point and the HNSW
-        build (seconds for thousands of points, minutes for a million). Call it
-        after deleting personal data (``TieredMemory.forget_user``), not after
-        every delete. On a server it returns at once (the server vacuums itself).
+        segment files and its write-ahead log until they are rewritten. This
+        rewrites the shard from its live points in a child process (reads and
+        writes go on), builds HNSW graphs, and returns when the old files are
+        deleted: call it after deleting personal data, not after every delete.
+        On a server it returns at once (the server vacuums itself).
 
         Raises:
             BackendError: The rewrite failed; the store kept its data.
@@ -549,11 +489,9 @@ class QdrantMemoryStore(BaseStore):
     def warm(self) -> int:
         """Read the store's files into the operating system's page cache (embedded engine).
 
-        The first search that touches a memory whose pages are not cached reads
-        them from disk: on a host whose page cache was dropped, about 1 ms per
-        hit's payload (a top-10 search 12 ms instead of 1.7 ms). Call this after
-        opening a large store in a long-running process, off the request path
-        (about 3 s per GB here). On a server it does nothing and returns 0.
+        A search that touches pages not cached reads them from disk (about 1 ms
+        per hit's payload). Call this after opening a large store in a long-running
+        process, off the request path. On a server it does nothing and returns 0.
 
         Returns:
             The number of bytes read.
@@ -565,15 +503,20 @@ class QdrantMemoryStore(BaseStore):
             ...     store.warm() > 0
             True
         """
-        if not isinstance(self.engine, EdgeEngine):
-            return 0
-        if not self._ready:
-            self.setup()
-        return self.engine.warm()
+        edge = self._edge()
+        return 0 if edge is None else edge.warm()
 
     async def awarm(self) -> int:
         """Async twin of :meth:`warm` (the files are read in a worker thread)."""
         return await asyncio.to_thread(self.warm)
+
+    def _edge(self) -> EdgeEngine | None:
+        """The embedded engine, set up (None on a client engine)."""
+        if not isinstance(self.engine, EdgeEngine):
+            return None
+        if not self._ready:
+            self.setup()
+        return self.engine
 
     def sweep_ttl(self) -> int:
         """Delete every expired item now; return how many expired items were deleted.
@@ -589,7 +532,7 @@ class QdrantMemoryStore(BaseStore):
         with self._versions.bumped_after(None):
             return await self._arun(self._planner.sweep_plan)
 
-    def _search_op(
+    def _search_plan(
         self,
         namespace_prefix: tuple[str, ...],
         query: str | None,
@@ -597,11 +540,13 @@ class QdrantMemoryStore(BaseStore):
         limit: int,
         offset: int,
         refresh_ttl: bool | None,
-    ) -> SearchOp:
+        retrieval: RetrievalMode | None,
+    ) -> Plan[list[Result]]:
         prefix = check_namespace(namespace_prefix, allow_empty=True)
         if refresh_ttl is None:  # LangGraph's default: the TTL config's refresh_on_read
             refresh_ttl = (self.ttl_config or {}).get("refresh_on_read", True)
-        return SearchOp(prefix, filter, limit, offset, query, refresh_ttl)
+        op = SearchOp(prefix, filter, limit, offset, query, refresh_ttl)
+        return self._planner.batch_plan([op], {0: retrieval} if retrieval is not None else None)
 
     def search(  # type: ignore[override]
         self,
@@ -616,10 +561,8 @@ class QdrantMemoryStore(BaseStore):
         retrieval: RetrievalMode | None = None,
     ) -> list[SearchItem]:
         """Search items under a namespace prefix; ``retrieval`` overrides the store's mode."""
-        op = self._search_op(namespace_prefix, query, filter, limit, offset, refresh_ttl)
-        modes = {0: retrieval} if retrieval is not None else None
-        result = self._run(self._planner.batch_plan([op], modes), "asearch")
-        return result[0]  # type: ignore[return-value]
+        args = (namespace_prefix, query, filter, limit, offset, refresh_ttl, retrieval)
+        return self._run(self._search_plan(*args), "asearch")[0]  # type: ignore[return-value]
 
     async def asearch(  # type: ignore[override]
         self,
@@ -634,10 +577,8 @@ class QdrantMemoryStore(BaseStore):
         retrieval: RetrievalMode | None = None,
     ) -> list[SearchItem]:
         """Async twin of :meth:`search`."""
-        op = self._search_op(namespace_prefix, query, filter, limit, offset, refresh_ttl)
-        modes = {0: retrieval} if retrieval is not None else None
-        result = await self._arun(lambda: self._planner.batch_plan([op], modes))
-        return result[0]  # type: ignore[return-value]
+        args = (namespace_prefix, query, filter, limit, offset, refresh_ttl, retrieval)
+        return (await self._arun(lambda: self._search_plan(*args)))[0]  # type: ignore[return-value]
 
     # Namespace checks that raise NamespaceError before LangGraph's own checks.
     def get(
@@ -756,12 +697,7 @@ DISTANCE_TYPES = ("cosine",)
 
 
 def check_distance_type(index: IndexConfig | None) -> None:
-    """Refuse an index ``distance_type`` the store would not honour.
-
-    LangGraph's SQL stores take ``"cosine"``, ``"l2"`` or ``"inner_product"``;
-    this store searches by cosine similarity only (its calibrated scores and its
-    hybrid fusion are defined on it), so the other two are refused rather than
-    silently replaced.
+    """Refuse an index ``distance_type`` the store would not honour (it searches by cosine only).
 
     Raises:
         ConfigurationError: ``distance_type`` is not ``"cosine"``.
@@ -806,11 +742,7 @@ def _check_paths(*paths: NamespacePath | None) -> None:
 
 
 def _written(ops: Sequence[Op]) -> list[tuple[str, ...]]:
-    """The namespaces a batch puts or deletes items in, each once.
-
-    A namespace with a label that is not a string cannot be written (the batch
-    refuses it with a ``NamespaceError``), so it is left out.
-    """
+    """The namespaces a batch puts or deletes items in, each once (valid ones only)."""
     return list(
         dict.fromkeys(
             tuple(op.namespace)

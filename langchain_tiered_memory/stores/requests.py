@@ -1,10 +1,7 @@
-"""Engine-neutral requests: what the store's plans ask an engine to do.
+"""Engine-neutral requests: what the store's plans (:mod:`.plan`) ask an engine to do.
 
-The store logic is written once as plans (see :mod:`.plan`) that yield these
-requests; :func:`~langchain_tiered_memory.plans.run_plan` and
-:func:`~langchain_tiered_memory.plans.arun_plan` execute them, so no logic is
-copied between ``batch`` and ``abatch``. Engines only translate these requests
-into their own API (see :mod:`.edge.engine`, :mod:`.engine_client`).
+:func:`~langchain_tiered_memory.plans.run_plan` and :func:`~langchain_tiered_memory.plans.arun_plan`
+execute them; engines only translate them (:mod:`.edge.engine`, :mod:`.engine_client`).
 
 Examples:
     >>> from langchain_tiered_memory.plans import run_plan
@@ -42,7 +39,6 @@ __all__ = [
     "PointData",
     "Query",
     "QueryBatch",
-    "Request",
     "Retrieve",
     "SetPayload",
     "Setup",
@@ -64,14 +60,10 @@ namespace prefix, or the whole collection (see :class:`Query`)."""
 KEYWORD_INDEXES = ("ns_prefixes", "ns_path", "value_marks")
 INTEGER_INDEXES = ("updated_us", "expires_us")
 LINKED_INDEXES = frozenset({"ns_prefixes"})
-"""Payload indexes that get HNSW links of their own (every search filters by a
-namespace prefix); the others only filter and count. Linking every index made a
-100k-point graph build 3.4x slower for the same recall: see
+"""Payload indexes with HNSW links of their own: see
 :data:`~langchain_tiered_memory.stores.edge.build.LINKED_INDEXES`."""
 TENANT_INDEX = "ns_path"
-"""The keyword index Qdrant lays segments out by (``is_tenant``): a namespace's
-points sit together on disk, so a namespace-filtered scan reads them in order
-instead of hopping over the whole segment. See
+"""The keyword index segments are laid out by: see
 :data:`~langchain_tiered_memory.stores.edge.build.TENANT_INDEX`."""
 
 
@@ -113,11 +105,10 @@ def check_dims(stored: int | None, wanted: int | None, holder: str, fix: str) ->
 
 @dataclass(frozen=True)
 class Collection:
-    """What the store needs from a collection: vector sizes and payload indexes."""
+    """A collection (or shard directory) and its dense vector size (None: no dense vectors)."""
 
     name: str
     dims: int | None
-    sparse: bool
 
 
 @dataclass(frozen=True)
@@ -140,11 +131,7 @@ class PointData:
 
 
 class Hit(NamedTuple):
-    """One point read back; ``score`` is 0.0 for unscored reads.
-
-    A named tuple, not a dataclass: a search builds hundreds of them (every
-    candidate of a hybrid search), and a tuple is built several times faster.
-    """
+    """One point read back; ``score`` is 0.0 for unscored reads (a tuple: built per candidate)."""
 
     id: str
     score: float
@@ -156,18 +143,10 @@ class Query:
     """One ranked read of at most ``limit`` hits.
 
     ``mode`` is ``"recent"`` (newest ``updated_us`` first), ``"dense"`` (cosine
-    MaxSim over the item's text vectors) or ``"lexical"`` (BM25). BM25's inverse
-    document frequencies count the points matching ``idf_corpus`` (a namespace
-    filter: one indexed check per posting of each query term), or every point of
-    the collection when it is None (read from the index: constant time).
-    Hybrid search is two queries fused by the store (see :mod:`.search`).
-    ``acorn`` asks a dense search to step through neighbours of neighbours when
-    the filter lets few points through the HNSW graph (Qdrant's ACORN-1; the
-    engine applies it below 40% selectivity, on the graph path only); ``exact``
-    scans the filtered points instead of walking the graph. :mod:`.search_walk`
-    sets them: ACORN for value filters that keep few of the points carrying
-    their fields (value blocks have no links of their own, see
-    :data:`LINKED_INDEXES`), exact below the store's ``full_scan_points``.
+    MaxSim over the item's text vectors) or ``"lexical"`` (BM25, whose document
+    frequencies count the points matching ``idf_corpus``, or the whole collection
+    when it is None). ``acorn`` (Qdrant's ACORN-1 on the graph path) and ``exact``
+    (scan the filtered points) are set by :mod:`.search_walk`.
     """
 
     mode: Literal["recent", "dense", "lexical"]
@@ -250,11 +229,7 @@ class Count:
 
 @dataclass(frozen=True)
 class Estimate:
-    """The engine's estimates of how many points match each filter: ``list[int]``.
-
-    Read from payload indexes, not counted (Qdrant's cardinality estimation:
-    tens of microseconds where an exact count of 30k points takes milliseconds).
-    """
+    """The engine's estimates (from payload indexes) of how many points match each filter."""
 
     filters: list[Where]
 
@@ -278,17 +253,8 @@ class EmbedQueries:
     texts: list[str] = field(default_factory=list)
 
 
-Request: TypeAlias = (
-    "Setup | Upsert | Delete | DeleteWhere | SetPayload | Retrieve | QueryBatch | Facet"
-    " | Count | Optimize | EmbedDocuments | EmbedQueries"
-)
-
-
 def fields_to_index(request: object) -> set[str]:
-    """The ``value.<path>`` fields the filters of ``request`` range over.
-
-    An engine gives each a float index (once) before it runs the request.
-    """
+    """The ``value.<path>`` fields the filters of ``request`` range over (to float-index once)."""
     if isinstance(request, (Count, Facet, DeleteWhere)):
         wheres = [request.filter]
     elif isinstance(request, Estimate):

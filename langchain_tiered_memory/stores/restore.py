@@ -1,16 +1,11 @@
 """Writing items back with the timestamps they already have (restoring an export).
 
-A ``PutOp`` is a new write: the store stamps ``updated_at`` (and, for a new
-key, ``created_at``) with the current time. Restoring a backup or importing an
-export must instead keep each record's own times, so that recency ranking,
-``as of`` queries and newest-first listing behave as they did at the source.
-A :class:`RestoreOp` carries those times; :func:`restore_plan` compiles a batch
-of them into the same engine-neutral requests as a batch of puts (embed the
-texts, upsert the points), with ``updated_us`` taken from ``updated_at`` so
-newest-first order matches the source.
-
-Restored items get no TTL (exports carry none). A restored item replaces any
-item with the same namespace and key, whatever its timestamps.
+A ``PutOp`` stamps ``updated_at`` (and a new key's ``created_at``) with the current
+time; a :class:`RestoreOp` carries each record's own times instead, so recency
+ranking, ``as of`` queries and newest-first listing behave as at the source.
+:func:`restore_plan` compiles them into the same requests as puts, with
+``updated_us`` taken from ``updated_at``. Restored items get no TTL, and replace
+any item with the same namespace and key.
 
 Examples:
     >>> from datetime import datetime, timezone
@@ -26,30 +21,22 @@ Examples:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal, NamedTuple
 
-from langgraph.store.base import PutOp
-
 from langchain_tiered_memory.errors import InvalidInputError
-from langchain_tiered_memory.stores.payload import (
-    ValueLayout,
-    item_payload,
-    layout_value,
-    micros,
-    namespace_fields,
-    point_id_in,
-    stamp,
+from langchain_tiered_memory.stores.payload import item_payload, micros, stamp
+from langchain_tiered_memory.stores.plan import (
+    Planner,
+    PreparedPut,
+    check_key,
+    check_namespace,
+    upsert_plan,
 )
-from langchain_tiered_memory.stores.plan import Planner, check_namespace
-from langchain_tiered_memory.stores.requests import Plan, PointData, Upsert
-from langchain_tiered_memory.stores.sparse import bm25_document
+from langchain_tiered_memory.stores.requests import Plan
 from langchain_tiered_memory.types import ensure_aware
 
 __all__ = ["RestoreOp", "restore_plan"]
-
-_UPSERT_CHUNK = 1024
 
 
 class RestoreOp(NamedTuple):
@@ -82,41 +69,20 @@ def _stamp(value: Any, what: str, where: str) -> datetime:
     return ensure_aware(value)
 
 
-@dataclass(frozen=True)
-class _Prepared:
-    pid: str
-    op: RestoreOp  # namespace checked, times aware
-    layout: ValueLayout
-    texts: list[str]  # embedded
-    lexical: str  # BM25-indexed
-
-
-def _prepare(planner: Planner, ops: Sequence[RestoreOp]) -> list[_Prepared]:
+def _prepare(
+    planner: Planner, ops: Sequence[RestoreOp]
+) -> list[tuple[PreparedPut, datetime, datetime]]:
     """Validate every op (nothing is written when one is bad); the last op per key wins."""
-    latest: dict[str, _Prepared] = {}
+    latest: dict[str, tuple[PreparedPut, datetime, datetime]] = {}
     for op in ops:
         if not isinstance(op, RestoreOp):
             raise InvalidInputError(f"restore takes RestoreOp records, got {type(op).__name__}")
-        ns = check_namespace(op.namespace)
-        if not isinstance(op.key, str):
-            raise InvalidInputError(
-                f"item key must be a string, got {type(op.key).__name__} {op.key!r}"
-            )
-        where = f"{ns!r}/{op.key!r}"
-        stamped = op._replace(
-            namespace=ns,
-            created_at=_stamp(op.created_at, "created_at", where),
-            updated_at=_stamp(op.updated_at, "updated_at", where),
-        )
-        layout = layout_value(op.value)
-        # The planner's own rules for which texts a put embeds (index fields or
-        # op.index) and which text it BM25-indexes (its lexical fields).
-        put = PutOp(ns, op.key, layout.value, index=op.index)
-        texts = planner.embedded_texts(put, layout.value)
-        pid = point_id_in(namespace_fields(ns)[2], op.key)
-        latest[pid] = _Prepared(
-            pid, stamped, layout, texts, planner.lexical_text(put, layout.value, texts)
-        )
+        ns, key = check_namespace(op.namespace), check_key(op.key)
+        where = f"{ns!r}/{key!r}"
+        created = _stamp(op.created_at, "created_at", where)
+        updated = _stamp(op.updated_at, "updated_at", where)
+        put = planner.prepare_put(ns, key, op.value, op.index)  # the planner's embedding rules
+        latest[put.pid] = (put, created, updated)
     return list(latest.values())
 
 
@@ -131,22 +97,19 @@ def restore_plan(planner: Planner, ops: Sequence[RestoreOp]) -> Plan[int]:
         ConfigurationError: The embedding model returned vectors of the wrong size.
     """
     prepared = _prepare(planner, ops)
-    vectors = yield from planner.embed_plan(t for p in prepared for t in p.texts)
+    vectors = yield from planner.embed_plan(t for put, _, _ in prepared for t in put.texts)
     points = []
-    for p in prepared:
-        updated = stamp(p.op.updated_at)
+    for put, created_at, updated_at in prepared:
+        updated = stamp(updated_at)
         payload = item_payload(
-            p.op.namespace,
-            p.op.key,
-            p.layout,
-            created=stamp(p.op.created_at),
-            order_us=micros(p.op.updated_at),
+            put.namespace,
+            put.key,
+            put.layout,
+            created=stamp(created_at),
+            order_us=micros(updated_at),
             ttl_minutes=None,
             updated=updated if isinstance(updated, str) else None,
         )
-        dense = [vectors[t] for t in p.texts] if p.texts else None
-        sparse = bm25_document(p.lexical) if p.texts else None
-        points.append(PointData(p.pid, payload, dense, sparse or None))
-    for start in range(0, len(points), _UPSERT_CHUNK):
-        yield Upsert(points[start : start + _UPSERT_CHUNK])
+        points.append(planner.point(put, payload, vectors))
+    yield from upsert_plan(points)
     return len(points)

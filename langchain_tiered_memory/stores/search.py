@@ -1,22 +1,11 @@
 """Ranked reads: one search op -> engine queries -> a stable page of hits.
 
-Dense and lexical searches are single engine queries. Hybrid search asks the
-engine for the top dense and the top BM25 candidates (in the same batch, ids and
-scores only), fuses them here and then fetches the payloads of the page alone, so
-a hybrid search transfers one page of payloads, not two candidate lists.
-
-Every score is in ``[0, 1]``. Fusion follows the store's
-:class:`~langchain_tiered_memory.stores.fusion.FusionConfig`: the default is
-:data:`~langchain_tiered_memory.stores.fusion.DEFAULT_FUSION` (a weighted mean of the
-cosine similarity mapped to ``(1 + cosine) / 2`` and the BM25 score divided by the
-query's best, each side weighted by the inverse spread of its candidates' scores);
-``method="rrf"`` gives reciprocal rank fusion with ties ranked
-equally, divided by its best possible value. Dense and lexical searches report
-their engine score on the same two scales (:func:`calibrated`). Either way equal fused scores are
-ordered by point id, so both engines give the same order (engines order equal
-scores arbitrarily). Pages are cut after sorting equal ranks by point id, fetching
-deeper when a page boundary falls inside a group of ties, so paging never skips or
-repeats.
+Dense and lexical searches are single engine queries. Hybrid search asks for the top
+dense and BM25 candidates (one batch, ids and scores only), fuses them as the store's
+:class:`~langchain_tiered_memory.stores.fusion.FusionConfig` says, then fetches the
+payloads of the page alone. Every score is in ``[0, 1]`` (:func:`calibrated`). Equal
+scores are ordered by point id, so both engines give the same order, and a page
+boundary inside a group of ties fetches deeper, so paging never skips or repeats.
 
 Examples:
     >>> a, b = Hit("a", 0.9, {}), Hit("b", 0.8, {})
@@ -70,9 +59,8 @@ RRF_K = 60
 Page = list[tuple[Hit, "float | None"]]
 
 EVERY_ITEM = Where(must=(Range("updated_us", gte=float(-(2**63))),))
-"""IDF corpus of a search under the empty prefix: every live item (the engine's
-own collection-wide statistics would also count deleted points until a vacuum);
-every item of every payload format has an ``updated_us``."""
+"""IDF corpus of a search under the empty prefix: every live item (the engine's own
+statistics would count deleted points until a vacuum)."""
 
 
 def _tied(a: float, b: float) -> bool:
@@ -81,11 +69,7 @@ def _tied(a: float, b: float) -> bool:
 
 
 def fuse_rrf(lists: Sequence[Sequence[Hit]], k: int = RRF_K) -> list[tuple[Hit, float]]:
-    """Reciprocal rank fusion; equal scores within a list share the better rank.
-
-    The sum of ``1 / (k + rank)`` is divided by its largest possible value
-    (first in every list), so the fused score is in ``[0, 1]``.
-    """
+    """Reciprocal rank fusion (ties share the better rank), divided by its best value: in [0, 1]."""
     fused: dict[str, float] = {}
     hits: dict[str, Hit] = {}
     for ranked in lists:
@@ -108,15 +92,11 @@ def fuse_hybrid(
 ) -> list[tuple[Hit, float]]:
     """Fuse the dense and lexical candidate lists as ``config`` says, best first.
 
-    ``lexical`` is None when the query has no lexical terms (only stop words):
-    the dense side alone then decides. An empty list means no candidate matched
-    a term: each candidate's lexical part is 0. ``depth`` is how many candidates
-    each side was asked for: a side that returned fewer returned every match, so
-    a candidate it did not return gets 0 there; otherwise it gets a little less
-    than the lowest score the side returned (None: both sides returned every
-    match). Weights may name ``"dense"`` and ``"lexical"``; fused scores are
-    divided by the weights' sum, so they stay in ``[0, 1]``. Equal fused scores
-    are ordered by point id.
+    ``lexical`` is None when the query has only stop words (the dense side decides).
+    ``depth`` is how many candidates each side was asked for: a side that returned
+    fewer returned every match (None: both did), which sets what a candidate it did
+    not return scores there (see :func:`~.fusion.weighted_score_fusion`). Equal fused
+    scores are ordered by point id.
     """
     if config.method == "rrf":
         return fuse_rrf([dense] if lexical is None else [dense, lexical], k=int(config.rrf_k))
@@ -166,12 +146,7 @@ def _same(mode: str, a: Hit, b: Hit) -> bool:
 
 
 def _tie_sorted(ranked: list[tuple[Hit, float]], exact: bool = False) -> list[tuple[Hit, float]]:
-    """Best rank first; ranks equal (within a tolerance unless ``exact``) ordered by id.
-
-    Each group of equal ranks starts at its best member, as it always did; the
-    work is one C-level sort plus a linear pass (hybrid search sorts every
-    candidate, so this runs on hundreds of hits per query).
-    """
+    """Best rank first; ranks equal (within a tolerance unless ``exact``) ordered by id."""
     ordered = sorted(ranked, key=lambda pair: -pair[1])
     out: list[tuple[Hit, float]] = []
     i, n = 0, len(ordered)
@@ -279,9 +254,8 @@ def search_pages(
 ) -> Plan[list[Page]]:
     """One page of ``(hit, score)`` per search, all queries sent as one batch.
 
-    With ``estimate`` (an engine that answers :class:`Estimate` cheaply), dense
-    searches with a value filter or under ``full_scan_points`` are first sized
-    to choose their walk (see :mod:`.search_walk`).
+    With ``estimate``, filtered dense searches are first sized to choose their walk
+    (:mod:`.search_walk`).
     """
     walks = (
         (yield from _walks(searches, full_scan_points))
@@ -304,14 +278,7 @@ def search_pages(
             pages.append([])
         elif mode == "hybrid":
             dense, lexical = answers[0], answers[1] if len(answers) > 1 else None
-            pages.append(
-                [
-                    (hit, score)
-                    for hit, score in fuse_hybrid(dense, lexical, fusion, queries[0].limit)[
-                        start:stop
-                    ]
-                ]
-            )
+            pages.append(list(fuse_hybrid(dense, lexical, fusion, queries[0].limit)[start:stop]))
         else:
             hits = yield from _complete_ties(queries[0], answers[0], stop)
             ranked = _sorted(mode, hits)[start:stop]

@@ -1,29 +1,11 @@
 """How a filtered dense search walks the index: the engine's choice, ACORN, or an exact scan.
 
-Qdrant chooses per search between an exact scan of the points a filter keeps
-(when its estimate of their number is under the full-scan threshold) and the
-HNSW graph. Two things it cannot see are settled here, from the engine's own
-cardinality estimates (index lookups: about 40 µs each on Qdrant Edge, asked in
-one request for all of a batch's searches):
-
-* **ACORN** (neighbours of neighbours, for filters that leave few points in the
-  graph) is asked for when the value filter keeps under
-  :data:`ACORN_MAX_SHARE` of the points that carry its fields. Qdrant's own rule
-  compares the whole filter with the whole collection, so a filter such as
-  ``{"status": "current"}`` inside one user's namespace looked selective (the
-  namespace is a small part of the collection) and paid for ACORN although it
-  keeps nearly every point of that namespace, whose points have links of their
-  own: 20.1 ms p50 against 12.9 ms without it on a 100k store (``benchmarks/search_walk.py``).
-* **Exact scans below** ``full_scan_points`` (a store setting; by default
-  :func:`auto_full_scan_points`, 20,000 points of 384-d vectors): the filter's
-  size is estimated as the namespace's points times the value filter's share,
-  which stays right when a value field only exists under some namespaces (the
-  engine's own estimate multiplies shares of the whole collection and finds a
-  third of a user's facts). Qdrant's own full-scan threshold (10,000 KB, about
-  6,700 points of 384-d) sent 10k-point namespaces of a 1M-point store through
-  the graph: recall@10 0.59 on random vectors, and a 1% value filter over the
-  collection found 39% with ACORN in 255 ms; scanned exactly, recall 1.00 in
-  8.8 and 15.4 ms (``docs/benchmarks.md``).
+Settled from the engine's cardinality estimates (index lookups, one request for all of
+a batch's searches): ACORN is asked for when the value filter keeps under
+:data:`ACORN_MAX_SHARE` of the points that carry its fields, and the filtered points are
+scanned exactly when the namespace's points times the value filter's share is at most
+``full_scan_points`` (by default :func:`auto_full_scan_points`). Why, with the figures:
+``docs/store.md``, "Index layout and search walks".
 
 Examples:
     >>> from langgraph.store.base import SearchOp
@@ -111,9 +93,8 @@ ENGINE_CHOICE = Walk(exact=False, acorn=False)
 def estimates(op: SearchOp, *, full_scan_points: int | None) -> list[Where]:
     """The filters whose sizes :func:`choose` needs for ``op`` (none: the engine's choice).
 
-    In order: the namespace's points (only with ``full_scan_points``), then the
-    value filter's points and the points carrying its fields (only with a value
-    filter).
+    In order: the namespace (with ``full_scan_points``), then the value filter and the
+    points carrying its fields (with a value filter).
     """
     asks: list[Where] = []
     if full_scan_points is not None:

@@ -1,16 +1,12 @@
 """One-at-a-time access to stores that are not safe to use from several threads.
 
-LangGraph's ``InMemoryStore`` iterates plain dictionaries with no lock, so a
-search running while another thread writes can fail with ``RuntimeError:
-dictionary changed size during iteration``. This library writes from threads
-of its own (the durable writer applies queued writes on a thread; the
-context assembler asks the tiers from a thread pool), which makes that race
-real: without the lock, a context built on ``InMemoryStore`` while episodes
-are written can lose its experiences section that way. :func:`thread_safe`
-gives such a store one lock that every tier sharing it goes through; stores
-that handle concurrency themselves (``QdrantMemoryStore``, ``PostgresStore``,
-...) are returned as they are. The
-wrapper has exactly the optional abilities of the store it wraps
+LangGraph's ``InMemoryStore`` iterates plain dictionaries with no lock, so a search
+running while another thread writes can fail with ``RuntimeError: dictionary changed
+size during iteration``; this library writes from threads of its own (the durable
+writer, the context assembler's pool). :func:`thread_safe` gives such a store one
+lock that every tier sharing it goes through; stores that handle concurrency
+themselves (``QdrantMemoryStore``, ``PostgresStore``, ...) are returned as they are.
+The wrapper has exactly the optional abilities of the store it wraps
 (:mod:`~langchain_tiered_memory.stores.abilities`), each run under its lock.
 
 Examples:
@@ -27,10 +23,11 @@ Examples:
 from __future__ import annotations
 
 import functools
+import inspect
 import threading
 import weakref
-from collections.abc import Hashable, Iterable
-from typing import TYPE_CHECKING, Any, cast
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from langgraph.store.base import BaseStore, Op, Result
 from langgraph.store.memory import InMemoryStore
@@ -42,9 +39,6 @@ from langchain_tiered_memory.stores.abilities import (
     QueryPrefetching,
     Restoring,
 )
-
-if TYPE_CHECKING:
-    from langchain_tiered_memory.stores.restore import RestoreOp
 
 __all__ = ["SerializedStore", "thread_safe", "unwrap"]
 
@@ -104,72 +98,45 @@ class SerializedStore(BaseStore):
         return f"SerializedStore({self.inner!r})"
 
 
-class _Purging(SerializedStore):
-    def purge_deleted(self, timeout: float | None = None) -> object:
-        """Purge the wrapped store's deleted records while no other thread uses it."""
-        with self.lock:
-            return cast(Purging, self.inner).purge_deleted(timeout)
-
-    async def apurge_deleted(self, timeout: float | None = None) -> object:
-        """Async twin of :meth:`purge_deleted`."""
-        with self.lock:
-            return await cast(Purging, self.inner).apurge_deleted(timeout)
-
-
-class _Restoring(SerializedStore):
-    def restore_items(self, ops: Iterable[RestoreOp]) -> int:
-        """Restore ``ops`` into the wrapped store while no other thread uses it."""
-        with self.lock:
-            return cast(Restoring, self.inner).restore_items(ops)
-
-    async def arestore_items(self, ops: Iterable[RestoreOp]) -> int:
-        """Async twin of :meth:`restore_items`."""
-        with self.lock:
-            return await cast(Restoring, self.inner).arestore_items(ops)
-
-
-class _NamespaceVersioned(SerializedStore):
-    def namespace_version(self, namespace_prefix: tuple[str, ...]) -> Hashable | None:
-        """The wrapped store's version of ``namespace_prefix``."""
-        with self.lock:
-            return cast(NamespaceVersioned, self.inner).namespace_version(namespace_prefix)
-
-
-class _QueryPrefetching(SerializedStore):
-    def prefetch_query(self, query: str) -> bool:
-        """Ask the wrapped store to start embedding ``query``."""
-        with self.lock:
-            return cast(QueryPrefetching, self.inner).prefetch_query(query)
-
-
-class _Closable(SerializedStore):
-    def close(self) -> None:
-        """Close the wrapped store."""
-        with self.lock:
-            cast(Closable, self.inner).close()
-
-    async def aclose(self) -> None:
-        """Async twin of :meth:`close`."""
-        with self.lock:
-            await cast(Closable, self.inner).aclose()
-
-
-_FORWARDED: tuple[tuple[type, type[SerializedStore]], ...] = (
-    (Purging, _Purging),
-    (Restoring, _Restoring),
-    (NamespaceVersioned, _NamespaceVersioned),
-    (QueryPrefetching, _QueryPrefetching),
-    (Closable, _Closable),
+_FORWARDED: tuple[tuple[type, tuple[str, ...]], ...] = (
+    (Purging, ("purge_deleted", "apurge_deleted")),
+    (Restoring, ("restore_items", "arestore_items")),
+    (NamespaceVersioned, ("namespace_version",)),
+    (QueryPrefetching, ("prefetch_query",)),
+    (Closable, ("close", "aclose")),
 )
-"""Each optional ability, and the part of a wrapper that runs it under the lock."""
+"""Each optional ability, and the methods a wrapper runs under its lock for it."""
+
+
+def _locked(ability: type, name: str) -> Callable[..., Any]:
+    """Method ``name`` of the wrapped store, run while the wrapper's lock is held."""
+
+    def call(self: SerializedStore, *args: Any, **kwargs: Any) -> Any:
+        with self.lock:
+            return getattr(self.inner, name)(*args, **kwargs)
+
+    async def acall(self: SerializedStore, *args: Any, **kwargs: Any) -> Any:
+        with self.lock:  # re-entrant, as in abatch
+            return await getattr(self.inner, name)(*args, **kwargs)
+
+    method: Callable[..., Any] = (
+        acall if inspect.iscoroutinefunction(getattr(ability, name)) else call
+    )
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = f"``{name}`` of the wrapped store, while no other thread uses it."
+    return method
 
 
 @functools.cache
-def _wrapper_class(parts: tuple[type[SerializedStore], ...]) -> type[SerializedStore]:
-    """``SerializedStore`` with the methods of the abilities in ``parts``."""
-    if not parts:
+def _wrapper_class(abilities: tuple[type, ...]) -> type[SerializedStore]:
+    """``SerializedStore`` with the locked methods of ``abilities``."""
+    if not abilities:
         return SerializedStore
-    return type("SerializedStore", parts, {"__doc__": SerializedStore.__doc__})
+    names = dict(_FORWARDED)
+    methods = {name: _locked(a, name) for a in abilities for name in names[a]}
+    return type(
+        "SerializedStore", (SerializedStore,), {"__doc__": SerializedStore.__doc__, **methods}
+    )
 
 
 def thread_safe(store: BaseStore) -> BaseStore:
@@ -179,8 +146,8 @@ def thread_safe(store: BaseStore) -> BaseStore:
     with _WRAPPERS_LOCK:
         wrapper = _WRAPPERS.get(id(store))
         if wrapper is None:
-            parts = tuple(part for ability, part in _FORWARDED if isinstance(store, ability))
-            wrapper = _WRAPPERS[id(store)] = _wrapper_class(parts)(store)
+            abilities = tuple(ability for ability, _ in _FORWARDED if isinstance(store, ability))
+            wrapper = _WRAPPERS[id(store)] = _wrapper_class(abilities)(store)
         return wrapper
 
 

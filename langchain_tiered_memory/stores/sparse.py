@@ -1,12 +1,9 @@
 """BM25 sparse vectors, computed in-process and identical for both engines.
 
-Qdrant Edge ships a BM25 model (tokeniser, stop words, Snowball stemmer,
-token hashing) that needs no server and no model download. Its document
-vectors carry the term-frequency part of BM25 (``k``, ``b``, ``avg_len``);
-the collection's sparse vector is configured with ``modifier=IDF``, so each
-engine applies inverse document frequency itself at query time. The same
-vectors go to qdrant-client engines (local mode has no offline BM25 without
-fastembed), so lexical scores agree across engines.
+Qdrant Edge's BM25 model (tokeniser, stop words, Snowball stemmer, token hashing)
+needs no server and no download. Document vectors carry BM25's term-frequency part;
+the collection's sparse vector has ``modifier=IDF``, so each engine applies inverse
+document frequency at query time, and lexical scores agree across engines.
 
 Examples:
     >>> vec = bm25_document("Alice is allergic to shellfish")

@@ -1,13 +1,11 @@
 """Write counters per namespace prefix: has anything under a prefix changed since?
 
-A store that sees every write to its data (the embedded engine: one process
-holds the directory's lock, so no other writer exists) counts its writes by
-namespace prefix. A caller reads :meth:`NamespaceVersions.token` *before* it
-reads the data and may keep what it computed from that data under the token; a
-later equal token means no item under the prefix was put or deleted in between,
-so the kept result is still exact. The store bumps the counters *after* a write
-is applied, so a read that overlaps a write is tagged with the older token and
-recomputed by the next caller; never the reverse.
+A store that sees every write (the embedded engine: its directory lock makes one
+process the only writer) counts its writes by namespace prefix. A caller reads
+:meth:`NamespaceVersions.token` *before* it reads the data and may keep what it
+computed under the token; an equal token later means nothing under the prefix was
+put or deleted. Counters are bumped *after* a write, so a read that overlaps a
+write is tagged with the older token and recomputed, never the reverse.
 
 Examples:
     >>> versions = NamespaceVersions()
@@ -39,10 +37,8 @@ class NamespaceVersions:
     """Thread-safe write counters for every prefix of the namespaces written.
 
     Tokens are ``(epoch, everything, prefix count)``: ``epoch`` differs between
-    instances (two stores never share a token), ``everything`` moves on a write
-    whose namespaces are unknown (:meth:`bump_all`) and when the counters are
-    dropped: a process writing to more than :data:`MAX_PREFIXES` prefixes keeps
-    memory bounded at the price of one recomputation by each caller.
+    instances, ``everything`` moves on a write whose namespaces are unknown
+    (:meth:`bump_all`) and when more than :data:`MAX_PREFIXES` counters are dropped.
     """
 
     def __init__(self) -> None:
@@ -77,8 +73,7 @@ class NamespaceVersions:
     def bumped_after(self, namespaces: Iterable[tuple[str, ...]] | None) -> Iterator[None]:
         """Bump ``namespaces`` (every token if None) when the block ends, also on error.
 
-        A write that fails may still have been applied in part, so its
-        namespaces move either way.
+        A write that fails may still have been applied in part.
         """
         try:
             yield

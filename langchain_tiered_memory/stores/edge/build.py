@@ -1,32 +1,17 @@
 """Shard configuration of the embedded engine, and the child process that builds a new shard.
 
-Background optimisation (:mod:`.edge_optimizer`) copies the live Qdrant Edge
-shard and runs this file as a script in a child process, so the HNSW build
-(which holds the GIL of the process that runs it) never stalls the store's
-process::
-
-    python edge/build.py '{"mode": "optimize", "source": "...", "target": "...", ...}'
-
-It imports only the standard library and ``qdrant_edge`` (the child starts in
-about 0.2 s instead of the seconds the package import takes). The spec holds
-``mode``, ``source``, ``target``, ``names`` (the vector names), ``dims``,
-``optimizers`` (:class:`EdgeOptimizers` fields, or null) and ``parent_pid``.
-Modes:
-
-* ``optimize``: ``source == target``, a copy of the live shard; load it (with
-  the optimizer settings, if any), run ``optimize()``, flush, close.
-* ``rewrite``: read every live point of ``source`` (a copy) and write it into a
-  fresh shard at ``target`` with the same payload indexes, then optimize it.
-  The new shard holds no deleted point and its write-ahead log holds only live
-  points: this is how deleted payloads are purged from disk.
-
-Either mode first gives every payload index the HNSW links :func:`index_schema`
-asks for (stores made by earlier versions linked every index), so the graph is
-built the current way.
-
-The child prints one JSON line, ``{"optimized": bool, "points": int,
-"seconds": float}``, and exits 0; on failure it exits non-zero with the error
-on stderr. On Linux it dies with its parent (``PR_SET_PDEATHSIG``).
+Background optimisation (:mod:`.optimizer`) runs this file as a script on a copy
+of the live shard, so the HNSW build (which holds the GIL) never stalls the store's
+process: ``python edge/build.py '{"mode": ..., "source": ..., "target": ...}'``. It
+imports only the standard library and ``qdrant_edge`` (the child starts in about
+0.2 s). The spec also holds ``names``, ``dims``, ``optimizers`` (:class:`EdgeOptimizers`
+fields, or null) and ``parent_pid``. Mode ``optimize`` loads the copy in place
+(``source == target``) and optimizes it; ``rewrite`` writes every live point of
+``source`` into a fresh shard at ``target`` (purging deleted payloads), then
+optimizes it. Either first gives every payload index the params
+:func:`index_schema` asks for. The child prints one JSON line, ``{"optimized": bool,
+"points": int, "seconds": float}``; on failure it exits non-zero with the error on
+stderr. On Linux it dies with its parent (``PR_SET_PDEATHSIG``).
 
 Examples:
     >>> names = VectorNames(dense="dense", sparse="bm25")
@@ -42,7 +27,7 @@ import os
 import signal
 import sys
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 import qdrant_edge as qe
@@ -69,37 +54,19 @@ _HNSW_EF_CONSTRUCT = 100
 _HNSW_FULL_SCAN_KB = 10_000
 
 LINKED_INDEXES = frozenset({"ns_prefixes"})
-"""Payload indexes whose values get their own HNSW links (Qdrant's payload-aware graph).
-
-Every search filters by a namespace prefix, so a namespace's points must stay
-connected in the graph when the others are filtered out: ``ns_prefixes`` keeps
-its links. Qdrant links every index by default: it adds links for each value
-block between the full-scan threshold and about a fifth of the points (larger
-blocks, such as the root prefix, are skipped), and a numeric index (times,
-depths) yields range blocks that together cover every point, so each linked one
-repeats a graph build in pieces: 100k points took 762 s to optimize with links
-on every index and 224 s with links on ``ns_prefixes`` alone, with the same
-recall@10 (1.000) and latency (p50 0.9 ms) for namespace and namespace + time
-filters (measured 2026-12-01, 2 cores). The other indexes still serve filters
-and counts.
-Mirrors :data:`~langchain_tiered_memory.stores.requests.LINKED_INDEXES` (this
-file imports no package module, see above).
-"""
+"""Payload indexes whose values get their own HNSW links: every search filters by a
+namespace prefix; linking the others only slowed graph builds (``docs/store.md``,
+"Index layout and search walks"). Mirrors
+:data:`~langchain_tiered_memory.stores.requests.LINKED_INDEXES` (this file imports no
+package module)."""
 
 TENANT_INDEX = "ns_path"
-"""The keyword index whose values Qdrant groups points by when it builds a segment.
+"""The keyword index whose values Qdrant groups points by when it builds a segment (``is_tenant``).
 
-``is_tenant`` on the exact-namespace index makes each namespace's points
-contiguous in an optimized segment (sorted by namespace, so a prefix's are
-too). A namespace-filtered search then reads its vectors in order instead of
-hopping over the whole segment: with 200k clustered 384-d points in 20
-namespaces of 10k, one run timed a namespace-filtered exact top-10 at 2.65 ms
-p50 with the layout and 5.28 ms without, and the graph search at 1.67 and
-2.11 ms, recall 1.0 both (2026-12-02, 2 cores). Only a segment built after the
-flag is set gets the layout: a store made before it is rewritten by its next
-background optimisation (see :func:`tenant_layout`). Mirrors
-:data:`~langchain_tiered_memory.stores.requests.TENANT_INDEX`.
-"""
+A namespace's points are then contiguous in an optimized segment, so a namespace-filtered
+search reads them in order (``docs/store.md``, "Index layout and search walks"). A store
+made before is rewritten by its next background optimisation (see :func:`tenant_layout`).
+Mirrors :data:`~langchain_tiered_memory.stores.requests.TENANT_INDEX`."""
 
 
 @dataclass(frozen=True)
@@ -108,22 +75,17 @@ class EdgeOptimizers:
 
     Attributes:
         indexing_threshold_kb: Segments whose vectors exceed this size (KB) get an
-            HNSW graph when optimized (Edge's default is 10,000 KB: about 6,500
-            points of 384-d vectors). Lower it to index smaller stores.
+            HNSW graph when optimized (Edge's default is 10,000 KB).
         deleted_threshold: Fraction of deleted points above which an optimisation
             vacuums (rewrites) a segment (Edge's default 0.2).
         vacuum_min_vectors: Segments with fewer vectors are never vacuumed
             (Edge's default 1,000).
         indexing_threads: Threads an HNSW build uses (Edge's default, ``None``,
-            picks one fewer than the CPU count: one on two cores). More threads
-            build faster (a 30k-point build took 48 s with 2 threads and 66 s
-            with 1 on 2 cores) but take cores from the store's reads and writes
-            while the build runs; raise it for bulk loads on an idle machine.
+            picks one fewer than the CPU count). More threads build faster but
+            take cores from reads and writes; raise it for bulk loads.
         segments: Indexed segments an optimisation keeps before it merges the
-            smallest ones (Edge's default, ``None``: half the CPU count, at least
-            2). A merge rebuilds the merged segment's HNSW graph, so with
-            ``auto_optimize`` a larger count keeps each build to the points
-            written since the last one.
+            smallest ones, rebuilding their graph (Edge's default, ``None``: half the
+            CPU count, at least 2).
         max_segment_kb: Segments are merged only up to this size of dense
             vectors (KB; Edge's default is 200,000 KB per indexing thread).
 
@@ -170,15 +132,9 @@ class VectorNames:
 
 
 INDEX_MEMORY = qe.Memory.Cold
-"""Where payload indexes live: on disk, memory-mapped, read through the page cache.
-
-In an optimised (immutable) segment an index kept in RAM is read whole into
-the heap each time the shard opens. Measured on the same 100k-point optimised
-store (2 cores, busy): 112 MB of heap and 290 MB resident after opening with
-the indexes in RAM, 37 MB and 191 MB with them on disk, with the same search
-latency (warm p50 0.8-1.2 ms either way). An appendable segment keeps its
-indexes in RAM whatever this says (Qdrant's mutable indexes).
-"""
+"""Where payload indexes live: on disk, memory-mapped (in RAM an optimised segment's index is
+read whole into the heap on open; ``docs/benchmarks.md``, "Memory"). Appendable segments keep
+theirs in RAM whatever this says."""
 
 QUANTILE = 0.99
 """Share of vector components int8 quantization covers exactly (outliers are clipped)."""
@@ -187,13 +143,9 @@ QUANTILE = 0.99
 def quantization() -> qe.ScalarQuantizationConfig:
     """Int8 scalar quantization of the dense vectors, kept in RAM.
 
-    Qdrant builds it with a segment's HNSW graph, so it applies only to segments
-    above the indexing threshold (:class:`EdgeOptimizers`), where RAM would
-    otherwise be dominated by vectors. The graph is walked on the int8 vectors
-    (a quarter of the float32 size), and the candidates are rescored on the
-    original vectors, which stay on disk, memory-mapped (``Memory.Cold``): a
-    search reads only its candidates' originals (Qdrant rescores quantized
-    searches by default).
+    Built with a segment's HNSW graph (segments above the indexing threshold); the
+    graph is walked on int8 vectors and candidates are rescored on the originals,
+    which stay on disk, memory-mapped.
     """
     return qe.ScalarQuantizationConfig(
         qe.ScalarType.Int8, quantile=QUANTILE, memory=qe.Memory.Cached
@@ -203,11 +155,7 @@ def quantization() -> qe.ScalarQuantizationConfig:
 def edge_config(
     names: VectorNames, dims: int | None, optimizers: EdgeOptimizers | None = None
 ) -> qe.EdgeConfig:
-    """The shard config of a store: a MaxSim multivector of ``dims`` (if any) and BM25.
-
-    The dense vectors are quantized (:func:`quantization`) with their originals
-    on disk; the payload stays on disk as before.
-    """
+    """The shard config of a store: a quantized MaxSim multivector of ``dims`` (if any) and BM25."""
     vectors = {}
     if dims is not None:
         vectors[names.dense] = qe.EdgeVectorParams(
@@ -226,10 +174,9 @@ def edge_config(
 def index_schema(
     name: str, kind: qe.PayloadSchemaType, tenant: bool | None = None
 ) -> qe.PayloadSchemaType | Any:
-    """The index of payload field ``name`` holding ``kind``: linked in the graph or not.
+    """The index of payload field ``name`` holding ``kind``, kept on disk (:data:`INDEX_MEMORY`).
 
-    Every index is kept on disk (:data:`INDEX_MEMORY`). ``tenant`` overrides
-    whether a keyword index is the layout key (by default only
+    ``tenant`` overrides whether a keyword index is the layout key (by default only
     :data:`TENANT_INDEX` is).
 
     Examples:
@@ -266,9 +213,7 @@ def _tenant(index: qe.PayloadIndexInfo) -> bool:
 def tenant_layout(shard: qe.EdgeShard) -> bool:
     """Whether ``shard`` lays its segments out by namespace (:data:`TENANT_INDEX`).
 
-    False for a store made before the layout: flagging its index would only lay
-    out the segments built afterwards, so the background optimiser rewrites such
-    a store from its points instead (``purge``), once.
+    False for a store made before the layout: the background optimiser rewrites it once.
     """
     index = shard.info().payload_schema.get(TENANT_INDEX)
     return index is not None and _tenant(index)
@@ -282,12 +227,8 @@ def _on_disk(index: qe.PayloadIndexInfo) -> bool:
 def relink_operations(shard: qe.EdgeShard) -> list[qe.UpdateOperation]:
     """The updates that give every payload index of ``shard`` the params :func:`index_schema` asks.
 
-    Stores made before :data:`LINKED_INDEXES` linked every index, and stores made
-    before :data:`INDEX_MEMORY` kept every index in RAM: each such index is
-    dropped and recreated (rebuilt from the stored payloads, seconds at 100k
-    points). Empty when the shard is already current. An index keeps its
-    ``is_tenant`` flag, so :func:`tenant_layout` still tells a store whose
-    segments predate the layout.
+    Each index of an older store (linked, or kept in RAM) is dropped and recreated,
+    keeping its ``is_tenant`` flag; empty when the shard is already current.
     """
     ops = []
     for name, index in shard.info().payload_schema.items():
@@ -304,11 +245,6 @@ def relink_indexes(shard: qe.EdgeShard) -> int:
     for op in ops:
         shard.update(op)
     return len(ops) // 2
-
-
-def optimizers_to_json(optimizers: EdgeOptimizers | None) -> dict[str, Any] | None:
-    """The JSON form of ``optimizers`` for a build spec."""
-    return None if optimizers is None else asdict(optimizers)
 
 
 def _optimizers(spec: dict[str, Any]) -> EdgeOptimizers | None:

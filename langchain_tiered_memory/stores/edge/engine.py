@@ -2,35 +2,24 @@
 
 One directory per collection, ``<path>/<collection>``, holding the live shard
 (directly, or as a generation ``shard-NNNNNN`` named by a pointer file: see
-:mod:`.edge_files`, whose recovery rule the engine applies on open). The shard
-keeps its write-ahead log (never disabled: without it a second handle silently
-loses writes). Before the shard, the engine takes the collection lock
-(:mod:`.edge_lock`): a second opener, in this process or another, gets a
-:class:`~langchain_tiered_memory.errors.StoreLockedError` naming the holder.
-A new store's shard is built in memory (tmpfs) and copied in with one fsync
-per file, which is about 3x faster on a busy disk than letting Qdrant Edge
-sync it about 120 times.
+:mod:`.files`, whose recovery rule applies on open). The engine takes the
+collection lock (:mod:`.lock`) first, so a second opener gets a
+:class:`~langchain_tiered_memory.errors.StoreLockedError` naming the holder. A new
+shard is built in memory (tmpfs) and copied in with one fsync per file. The
+write-ahead log is never disabled (without it a second handle silently loses writes).
 
-Qdrant Edge is synchronous and holds the GIL while it runs, so the async driver
-runs whole plans in a worker thread. Searches on unoptimised segments are exact
-scans of the points that match the indexed namespace filter, which is fast for
-namespace-scoped queries. HNSW graphs are built by the ``Optimize`` request
-(in-process: every thread of the process stalls until it returns) or, without
-stalling, by :meth:`EdgeEngine.start_optimize` (a child process builds a new
-shard generation that is then swapped in; see :mod:`.edge_optimizer`).
-
-Value filters are answered from payload indexes only: equality through the
-keyword index on ``value_marks``, numeric ranges through a float index on
-``value.<path>`` that is created the first time a filter ranges over that path
-(it then exists in the shard, so it is created once per collection and is kept
-up to date by every later write).
+Qdrant Edge holds the GIL while it runs, so the async driver runs whole plans in a
+worker thread. HNSW graphs are built by ``Optimize`` (in-process: every thread
+stalls) or by :meth:`EdgeEngine.start_optimize` (a child process; see
+:mod:`.optimizer`). Value filters are answered from payload indexes only; a float
+index on ``value.<path>`` is created the first time a filter ranges over it.
 
 Examples:
     >>> import tempfile
     >>> from langchain_tiered_memory.stores.requests import Collection, Count, Setup
     >>> from langchain_tiered_memory.stores.filters import Where
     >>> engine = EdgeEngine(tempfile.mkdtemp())
-    >>> engine.execute(Setup(Collection("memories", dims=None, sparse=False)))
+    >>> engine.execute(Setup(Collection("memories", dims=None)))
     >>> engine.execute(Count(Where()))
     0
     >>> engine.close()
@@ -43,7 +32,7 @@ import logging
 import threading
 import uuid
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
@@ -57,7 +46,6 @@ from langchain_tiered_memory.stores.edge.build import (
     VectorNames,
     edge_config,
     index_schema,
-    optimizers_to_json,
     relink_operations,
     tenant_layout,
 )
@@ -67,6 +55,7 @@ from langchain_tiered_memory.stores.edge.files import (
     has_shard,
     recover,
 )
+from langchain_tiered_memory.stores.edge.integrity import replace_file
 from langchain_tiered_memory.stores.edge.live import (
     LiveShard,
     build_bytes,
@@ -90,11 +79,9 @@ logger = logging.getLogger(__name__)
 
 _LEAVES: dict[type, Callable[[Any], Any]] = {
     f.Match: lambda c: qe.FieldCondition(c.key, match=qe.MatchValue(c.value)),
-    f.MatchAny: lambda c: qe.FieldCondition(c.key, match=qe.MatchAny(list(c.values))),
     f.Range: lambda c: qe.FieldCondition(
         c.key, range=qe.RangeFloat(gte=c.gte, gt=c.gt, lte=c.lte, lt=c.lt)
     ),
-    f.IsEmpty: lambda c: qe.IsEmptyCondition(c.key),
 }
 
 
@@ -156,11 +143,9 @@ def _write_op(request: Any) -> qe.UpdateOperation | None:
 
 
 def _ensure_indexes(shard: qe.EdgeShard) -> None:
-    """Create the store's keyword and integer payload indexes that the shard lacks.
+    """Create the keyword and integer payload indexes the shard lacks.
 
-    A layout key added to a shard that already holds points is left unflagged:
-    its segments are not laid out yet, and :func:`.edge_build.tenant_layout`
-    must say so for the next background optimisation to rewrite them.
+    A layout key added to a shard holding points is left unflagged (not laid out yet).
     """
     info = shard.info()
     schema, holds_points = info.payload_schema, info.points_count > 0
@@ -175,14 +160,19 @@ def _ensure_indexes(shard: qe.EdgeShard) -> None:
                 shard.update(qe.UpdateOperation.create_field_index(name, index))
 
 
-def _upgrade_meta(meta_path: Path) -> None:
-    """Record the current format in a store of an older readable one (points stay)."""
-    meta = json.loads(meta_path.read_text("utf-8"))
-    if meta.get("format") != rq.PAYLOAD_FORMAT:
-        meta["format"] = rq.PAYLOAD_FORMAT
-        tmp = meta_path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(meta), "utf-8")
-        tmp.replace(meta_path)
+def _check_meta(meta: dict[str, Any], holder: str, c: rq.Collection) -> None:
+    rq.check_format(
+        meta.get("format"),
+        holder,
+        "re-create the store at a new path and copy the items over "
+        "(store.search(..., limit=...) then put)",
+    )
+    rq.check_dims(
+        meta.get("dims"),
+        c.dims,
+        holder,
+        "use the embedding model the store was created with, or a new path",
+    )
 
 
 def _make_empty(path: Path, config: qe.EdgeConfig) -> None:
@@ -242,7 +232,7 @@ class EdgeEngine:
         self.collection: rq.Collection | None = None
         self._lock: CollectionLock | None = None
         self._float_indexed: frozenset[str] = frozenset()
-        self._ttl_free = False  # no point has a TTL: reads leave out the expiry check
+        self.ttl_free = False  # no point has a TTL (known once open): reads skip the expiry check
         self._dims: int | None = None
         self._builds: list[BackgroundOptimization] = []
         self._optimization_lock = threading.Lock()
@@ -264,38 +254,19 @@ class EdgeEngine:
         return self.live.dir if self.live is not None else None
 
     # ------------------------------------------------------------------ set-up
-    @staticmethod
-    def _check_meta(meta_path: Path, c: rq.Collection) -> None:
-        if not meta_path.exists():
-            return
-        meta = json.loads(meta_path.read_text("utf-8"))
-        holder = f"the store at {meta_path.parent}"
-        rq.check_format(
-            meta.get("format"),
-            holder,
-            "re-create the store at a new path and copy the items over "
-            "(store.search(..., limit=...) then put)",
-        )
-        rq.check_dims(
-            meta.get("dims"),
-            c.dims,
-            holder,
-            "use the embedding model the store was created with, or a new path",
-        )
-
     def _load_or_create(
         self, container: Path, live: Path, c: rq.Collection
-    ) -> tuple[qe.EdgeShard, Path]:
+    ) -> tuple[qe.EdgeShard, Path, dict[str, Any]]:
+        """Open or create the shard; returns it, its directory and the store's metadata."""
         meta_path = container / META
+        meta = json.loads(meta_path.read_text("utf-8")) if meta_path.exists() else None
         if has_shard(live):
-            self._check_meta(meta_path, c)
+            if meta is not None:
+                _check_meta(meta, f"the store at {container}", c)
             read_open_files(live)  # one sequential pass instead of random reads on load
-            if self.optimizers is None:
-                shard = qe.EdgeShard.load(str(live))
-            else:
-                meta = json.loads(meta_path.read_text("utf-8")) if meta_path.exists() else {}
-                config = edge_config(_NAMES, meta.get("dims", c.dims), self.optimizers)
-                shard = qe.EdgeShard.load(str(live), config)
+            dims = (meta or {}).get("dims", c.dims)
+            config = None if self.optimizers is None else edge_config(_NAMES, dims, self.optimizers)
+            shard = qe.EdgeShard.load(str(live), config)
         else:
             config = edge_config(_NAMES, c.dims, self.optimizers)
             try:
@@ -308,18 +279,17 @@ class EdgeEngine:
             else:
                 live, shard = built, qe.EdgeShard.load(str(built))
         _ensure_indexes(shard)  # also completes a store whose creation was interrupted
-        if not meta_path.exists():
-            meta_path.write_text(json.dumps({"format": rq.PAYLOAD_FORMAT, "dims": c.dims}), "utf-8")
-        else:
-            _upgrade_meta(meta_path)
-        return shard, live
+        if meta is None or meta.get("format") != rq.PAYLOAD_FORMAT:  # new, or upgraded in place
+            meta = {**(meta or {"dims": c.dims}), "format": rq.PAYLOAD_FORMAT}
+            replace_file(meta_path, json.dumps(meta))
+        return shard, live, meta
 
     def _open(self, c: rq.Collection) -> None:
         container = self.root / c.name
         lock = CollectionLock(container)
         lock.acquire()
         try:
-            shard, live = self._load_or_create(container, recover(container), c)
+            shard, live, meta = self._load_or_create(container, recover(container), c)
         except (BackendError, ConfigurationError):
             lock.release()
             raise
@@ -333,7 +303,6 @@ class EdgeEngine:
             lock.release()
             raise
         self._lock, self.container, self.collection = lock, container, c
-        meta = json.loads((container / META).read_text("utf-8"))
         self._dims = meta.get("dims", c.dims)  # what the shard holds (index may be None)
         self.live = LiveShard(shard, live)
         schema = shard.info().payload_schema
@@ -341,14 +310,9 @@ class EdgeEngine:
             k for k, v in schema.items() if v.data_type == qe.PayloadSchemaType.Float
         )
         expiry = schema.get("expires_us")
-        self._ttl_free = expiry is None or expiry.points == 0
+        self.ttl_free = expiry is None or expiry.points == 0
 
     # ----------------------------------------------------------------- execute
-    @property
-    def ttl_free(self) -> bool:
-        """Whether no point has a TTL (known once the collection is open; False before)."""
-        return self._ttl_free
-
     def _live(self) -> LiveShard:
         if self.live is None:
             raise BackendError(
@@ -398,13 +362,13 @@ class EdgeEngine:
                 )
         op = _write_op(request)
         if op is not None:
-            if self._ttl_free and _sets_expiry(request):
-                self._ttl_free = False  # before the write: no read may skip its check
+            if self.ttl_free and _sets_expiry(request):
+                self.ttl_free = False  # before the write: no read may skip its check
             live.write(op)
             if isinstance(request, rq.Upsert) and self.auto_optimize is not None:
                 self._count_written(len(request.points))
             return None
-        if self._ttl_free:  # one process writes this store: no point can expire
+        if self.ttl_free:  # one process writes this store: no point can expire
             request = _without_expiry_checks(request)
         with live.reading() as shard:
             return _read(shard, request)
@@ -415,15 +379,9 @@ class EdgeEngine:
     ) -> OptimizationStatus:
         """Build an optimised shard in a child process and swap it in; returns at once.
 
-        Reads and writes go on meanwhile; writes wait while the shard is copied
-        and both wait for the swap (see :mod:`.edge_optimizer` for the figures).
         A run already going on is returned instead of starting another, unless
-        ``purge`` is asked and that run does not purge: then the purge starts
-        after it.
-
-        A store made before segments were laid out by namespace is rewritten
-        (``purge``) once, since only a rebuild from its points lays it out (see
-        :data:`~langchain_tiered_memory.stores.edge.build.TENANT_INDEX`).
+        ``purge`` is asked and that run does not purge: then the purge starts after
+        it. A store made before segments were laid out by namespace is purged once.
 
         Args:
             purge: Rewrite the shard from its live points, so deleted payloads
@@ -443,7 +401,7 @@ class EdgeEngine:
             spec = {
                 "names": {"dense": _NAMES.dense, "sparse": _NAMES.sparse},
                 "dims": self._dims,
-                "optimizers": optimizers_to_json(self.optimizers),
+                "optimizers": None if self.optimizers is None else asdict(self.optimizers),
             }
             after = running.status if running is not None else None
             build = BackgroundOptimization(

@@ -1,27 +1,12 @@
 """Checks that an embedded shard's files are complete before it is opened.
 
-Qdrant Edge opens a shard whose files were lost or damaged without a word: a
-deleted segment folder opens empty, and its write-ahead log (WAL) is read up to
-the first entry whose checksum fails, dropping every later entry. A WAL that
-lost entries also makes later writes reuse operation numbers the segments have
-already seen, which Qdrant Edge then skips. This module finds those cases
-first, so the engine refuses to open with a
-:class:`~langchain_tiered_memory.errors.StoreDamagedError` instead.
-
-What is checked, and against what:
-
-* the WAL is read the way Qdrant Edge reads it (entries of
-  ``length | data | padding | CRC-32C``, each checksum chained from the one
-  before): an entry whose checksum fails, with written bytes after it, is
-  damage; only an entry cut short by a crash while it was being appended (its
-  checksum not yet written, nothing after it) is a torn tail, which was never
-  acknowledged;
-* the WAL must reach the operation number the segments were flushed at
-  (``segment.json``): a WAL folder or segment file that was deleted fails this;
-* the manifest ``tiered_memory.manifest.json``, written when the store is
-  closed cleanly, names the live generation, its segment folders and its point
-  count; every segment it names must still be there. After an unclean stop the
-  segment list is not checked (an optimisation may have replaced segments).
+Qdrant Edge opens a shard whose files were lost or damaged without a word (a
+deleted segment folder opens empty; a WAL is read up to its first bad entry), so
+the engine checks first and refuses with a
+:class:`~langchain_tiered_memory.errors.StoreDamagedError`: the WAL's chained
+CRC-32C entries (a torn tail is not damage), the WAL reaching the operation the
+segments were flushed at, and the segments the manifest recorded at the last
+clean close. ``docs/reliability.md`` ("How damage is detected") has the rules.
 
 Example:
     >>> import tempfile
@@ -52,6 +37,7 @@ __all__ = [
     "check_shard",
     "memory_dir",
     "read_manifest",
+    "replace_file",
     "segment_names",
     "wal_last_index",
     "write_manifest",
@@ -100,14 +86,19 @@ def read_manifest(container: Path) -> dict[str, Any] | None:
     return data
 
 
-def write_manifest(container: Path, data: dict[str, Any]) -> None:
-    """Replace the manifest atomically (temporary file, fsync, rename)."""
-    tmp = container / (MANIFEST + ".tmp")
+def replace_file(path: Path, text: str) -> None:
+    """Replace ``path`` with ``text`` atomically (``<name>.tmp``, fsync, rename)."""
+    tmp = path.with_name(path.name + ".tmp")
     with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(json.dumps(data, sort_keys=True))
+        fh.write(text)
         fh.flush()
         os.fsync(fh.fileno())
-    os.replace(tmp, container / MANIFEST)
+    os.replace(tmp, path)
+
+
+def write_manifest(container: Path, data: dict[str, Any]) -> None:
+    """Replace the manifest atomically."""
+    replace_file(container / MANIFEST, json.dumps(data, sort_keys=True))
 
 
 def segment_names(live: Path) -> list[str]:

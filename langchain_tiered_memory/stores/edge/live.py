@@ -1,29 +1,16 @@
 """The live shard of the embedded engine: its write lock, read gate and write journal.
 
-Every write to the shard goes through :meth:`LiveShard.write` (serialised by
-the write lock); every read runs inside :meth:`LiveShard.reading` (shared, any
-number at once). A background optimisation (:mod:`.edge_optimizer`) uses the
-rest:
+Every write goes through :meth:`LiveShard.write` (serialised by the write lock),
+every read runs inside :meth:`LiveShard.reading` (shared). A background
+optimisation (:mod:`.optimizer`) journals the writes made after its copy
+(:meth:`LiveShard.start_journal`) and replaces the shard under the write lock and
+the exclusive gate (:meth:`LiveShard.swap`). Lock order: the write lock before the
+gate; readers never take the write lock, so a swap cannot deadlock.
 
-* :meth:`LiveShard.start_journal` (under the write lock, right after the shard
-  was flushed and copied) makes every later write also land in an in-memory
-  journal, in order, to be replayed into the new shard;
-* :meth:`LiveShard.swap` (under the write lock and the exclusive gate: no
-  write and no read is running) replaces the shard and ends the journal.
-
-Disk space: Qdrant Edge writes its segments through memory maps of sparse
-files, so a write that lands on a full filesystem does not fail, it kills the
-process with ``SIGBUS``. :meth:`LiveShard.write` therefore checks the free
-space of the shard's filesystem first and refuses the write with a
-:class:`~langchain_tiered_memory.errors.DiskFullError` while less than
-:data:`MIN_FREE_BYTES` are left; an ``ENOSPC`` the engine reports itself
-becomes the same error. Nothing is written by a refused call, so the write can
-simply be retried once space is freed (the durable writer does so on its own).
-An optimisation writes whole new segments the same way: :func:`check_build_space`
-refuses one that would not fit (:func:`build_bytes` is its estimate).
-
-Lock order: the write lock before the gate. A thread that holds the shared gate
-never takes the write lock (reads never write), so a swap cannot deadlock.
+Disk space: a write refused on a (nearly) full filesystem raises
+:class:`~langchain_tiered_memory.errors.DiskFullError` before the shard is touched
+(:data:`MIN_FREE_BYTES`), and so does an optimisation whose segments would not fit
+(:func:`check_build_space`); see ``docs/reliability.md``, "Disk space".
 
 Examples:
     >>> gate = ReadGate()
@@ -61,12 +48,8 @@ __all__ = [
 ]
 
 MIN_FREE_BYTES = 64 << 20
-"""Free bytes a filesystem must keep for a write to be tried (64 MiB).
-
-Qdrant Edge preallocates its 32 MiB write-ahead-log segments (a failure there
-is an ordinary error) but grows segment files through memory maps; the margin
-covers what one write can touch there.
-"""
+"""Free bytes a filesystem must keep for a write to be tried (64 MiB): what one write can
+touch through Qdrant Edge's memory-mapped segment files."""
 logger = logging.getLogger(__name__)
 _NO_SPACE = ("No space left on device", "os error 28", "ENOSPC")
 
@@ -77,12 +60,9 @@ def _free_bytes(directory: Path) -> int:
 
 
 def build_bytes(directory: Path, copies: int) -> int:
-    """The free bytes an optimisation needs: ``copies`` of the shard, plus the reserve.
+    """Free bytes an optimisation needs: ``copies`` of the shard's size, plus the reserve.
 
-    The reserve is :data:`MIN_FREE_BYTES`. The shard's size is the bytes its
-    files take on disk (sparse files count what they hold). A background
-    optimisation copies the shard and builds new segments from the copy (2
-    copies); one in the process builds new segments next to the old ones (1).
+    A background optimisation copies the shard and builds from the copy (2 copies).
     """
     used = 0
     for path in directory.rglob("*"):
@@ -95,7 +75,7 @@ def build_bytes(directory: Path, copies: int) -> int:
     return copies * used + MIN_FREE_BYTES
 
 
-def check_build_space(directory: Path, needed: int, what: str = "the optimisation") -> None:
+def check_build_space(directory: Path, needed: int) -> None:
     """Refuse an optimisation of the shard in ``directory`` while ``needed`` bytes are not free.
 
     Raises:
@@ -107,23 +87,23 @@ def check_build_space(directory: Path, needed: int, what: str = "the optimisatio
             f"optimising the store at {directory} needs about {needed // 1024} KiB free on its "
             f"filesystem (new segments as large as the shard, plus the "
             f"{MIN_FREE_BYTES // 1024} KiB reserve), but {free // 1024} KiB are free: "
-            f"{what} was refused and the store is unchanged; free space on that filesystem "
-            "(or move the memory directory to a larger one) and optimize again"
+            "the optimisation was refused and the store is unchanged; free space on that "
+            "filesystem (or move the memory directory to a larger one) and optimize again"
         )
 
 
-def check_free_space(directory: Path, needed: int = MIN_FREE_BYTES) -> None:
-    """Refuse a write to ``directory`` while its filesystem has less than ``needed`` bytes free.
+def check_free_space(directory: Path) -> None:
+    """Refuse a write to ``directory`` while its filesystem has less than the reserve free.
 
     Raises:
         DiskFullError: Naming the directory, the bytes free and the fix.
     """
     free = _free_bytes(directory)
-    if free < needed:
+    if free < MIN_FREE_BYTES:
         raise DiskFullError(
             f"the filesystem of {directory} has {free // 1024} KiB free, less than the "
-            f"{needed // 1024} KiB a store write keeps in reserve: the write was refused and "
-            "nothing was stored; free space on that filesystem and retry"
+            f"{MIN_FREE_BYTES // 1024} KiB a store write keeps in reserve: the write was "
+            "refused and nothing was stored; free space on that filesystem and retry"
         )
 
 
@@ -144,10 +124,7 @@ _TRIM = _malloc_trim()
 def release_freed_memory() -> None:
     """Give the heap a closed shard freed back to the operating system (glibc only).
 
-    An appendable segment keeps its payload indexes on the heap (about 2 KB per
-    point with the store's indexes); closing the shard frees them, but glibc
-    keeps the freed pages mapped to the process: measured at 100k points, 194 MB
-    stayed resident after ``close()`` and 8 MB after this call. Called after a
+    glibc keeps freed pages mapped (``docs/benchmarks.md``, "Memory"); called after a
     shard is closed or replaced, and after an in-process optimisation.
     """
     if _TRIM is not None:

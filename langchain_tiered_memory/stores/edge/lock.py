@@ -1,19 +1,12 @@
 """The collection lock of the embedded engine, and who holds it.
 
-Qdrant Edge locks its write-ahead log, but that lock is per shard directory and
-says nothing about its holder. The engine takes its own lock on the collection
-directory first: an exclusive ``flock`` on ``tiered_memory.lock`` (released by
-the kernel when the process dies, so a crash never leaves a stale lock), held
-from open to close across shard generations. Once the shard is open it writes
-``tiered_memory.holder.json`` (pid, host, time) and removes it on close, so a
-second opener's :class:`~langchain_tiered_memory.errors.StoreLockedError` can
-name the process to close.
-
-A holder file left by a crashed process never blocks opening (the ``flock`` is
-free) and is overwritten; it is only read to explain a lock that is taken, and
-a pid that is no longer running on this machine is reported as such. Where
-``fcntl`` does not exist (Windows) only the write-ahead-log lock protects the
-directory, and the holder file is still written and reported.
+An exclusive ``flock`` on ``tiered_memory.lock`` in the collection directory, held
+from open to close across shard generations (the kernel releases it when the
+process dies, so a crash never leaves a stale lock). Once the shard is open,
+``tiered_memory.holder.json`` (pid, host, time) names the holder, so a second
+opener's :class:`~langchain_tiered_memory.errors.StoreLockedError` can name the
+process to close; a stale holder file never blocks. Without ``fcntl`` (Windows)
+only the write-ahead-log lock protects the directory.
 
 Examples:
     >>> import tempfile
@@ -36,6 +29,7 @@ from typing import Any
 
 from langchain_tiered_memory.errors import StoreLockedError
 from langchain_tiered_memory.stores.edge.files import HOLDER, LOCK
+from langchain_tiered_memory.stores.edge.integrity import replace_file
 from langchain_tiered_memory.types import utcnow
 
 try:
@@ -123,9 +117,7 @@ class CollectionLock:
     def publish(self) -> None:
         """Record this process as the holder (call once the shard is open)."""
         record = {"pid": os.getpid(), "host": socket.gethostname(), "since": utcnow().isoformat()}
-        tmp = self.container / (HOLDER + ".tmp")
-        tmp.write_text(json.dumps(record), "utf-8")
-        os.replace(tmp, self.container / HOLDER)
+        replace_file(self.container / HOLDER, json.dumps(record))
         self._published = True
 
     def release(self) -> None:

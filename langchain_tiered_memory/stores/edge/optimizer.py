@@ -1,25 +1,18 @@
 """Background optimisation of the embedded engine: build the new shard in a child process, swap.
 
-``qdrant-edge`` runs ``optimize()`` in one call that holds the GIL of its
-process from start to end (13-35 s for 10-20k points, about 950 s for 1M on 2
-cores), so running it in the store's process stalls every thread. Here the
-build runs in a child process on a copy of the shard:
+``qdrant-edge``'s ``optimize()`` holds the GIL of its process from start to end
+(minutes for large stores), so the build runs in a child process on a copy:
 
-1. *copy* (writes wait, reads go on): flush the live shard, copy its directory
-   to the next generation (``shard-NNNNNN``, see :mod:`.edge_files`), and start
-   journaling every later write (:class:`~.edge_live.LiveShard`);
-2. *build* (nothing waits): a child process runs :mod:`.edge_build` on the copy
-   (``optimize``; or ``rewrite`` into a fresh shard to purge deleted payloads);
-3. *load and replay* (nothing waits, but Edge's load and flush hold the GIL
-   for their duration): sync the built files to disk, load the built shard,
-   replay the journal into it, flush it;
-4. *swap* (writes and reads wait): replay the last journaled writes, commit
-   the new generation (atomic pointer rename), make it live;
-5. *clean* (nothing waits): close the old shard and delete its files.
+1. *copy* (writes wait): flush, copy the shard to the next generation
+   (:mod:`.files`), journal every later write (:class:`~.live.LiveShard`);
+2. *build* (nothing waits): the child runs :mod:`.build` on the copy;
+3. *load and replay* (Edge's load holds the GIL): sync, load, replay the journal;
+4. *swap* (writes and reads wait): replay the rest, commit the generation (atomic
+   pointer rename), make it live;
+5. *clean*: close the old shard and delete its files.
 
-If anything fails before the commit, the new files are deleted and the live
-shard, which received every write, stays. A crash at any point reopens cleanly
-(see the recovery rule in :mod:`.edge_files`).
+A failure before the commit deletes the new files and keeps the live shard, which
+received every write; a crash at any point reopens cleanly (:mod:`.files`).
 
 Examples:
     >>> status = OptimizationStatus.finished_without_work("the server optimizes itself")
@@ -68,9 +61,8 @@ __all__ = ["BackgroundOptimization", "OptimizationReport", "OptimizationStatus"]
 Outcome = Literal["swapped", "skipped", "failed", "cancelled"]
 Progress = Callable[[str], None]
 _REPLAY_PASSES = 16
-_SWAP_BACKLOG = 32
+_SWAP_BACKLOG = 32  # replay outside the swap until at most this many writes are left
 logger = logging.getLogger(__name__)
-"""Replay outside the swap until at most this many journaled writes are left."""
 
 
 @dataclass(frozen=True)
@@ -258,18 +250,15 @@ class BackgroundOptimization:
         except _Cancelled:
             self._abandon()
             self.status._finish(OptimizationReport("cancelled", purged=self.status.purge), None)
-        except DiskFullError as exc:  # the caller's to fix: raised by the status as it is
-            self._abandon()
-            report = OptimizationReport("failed", purged=self.status.purge, message=str(exc))
-            logger.warning("%s", exc)  # also when nobody waits on the status (auto_optimize)
-            self.status._finish(report, exc)
         except BaseException as exc:
             self._abandon()
-            error = BackendError(
-                f"background optimisation of the store at {self.container} failed ({exc}); "
-                "the store kept its current shard and every write: see the cause, then retry"
-            )
-            error.__cause__ = exc
+            error: BaseException = exc  # a DiskFullError is the caller's to fix: raised as it is
+            if not isinstance(exc, DiskFullError):
+                error = BackendError(
+                    f"background optimisation of the store at {self.container} failed ({exc}); "
+                    "the store kept its current shard and every write: see the cause, then retry"
+                )
+                error.__cause__ = exc
             report = OptimizationReport("failed", purged=self.status.purge, message=str(error))
             logger.warning("%s", error)  # also when nobody waits on the status (auto_optimize)
             self.status._finish(report, error)

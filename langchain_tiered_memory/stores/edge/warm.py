@@ -1,12 +1,9 @@
 """Reading a shard's files into the operating system's page cache.
 
-Qdrant Edge maps its segment files (vectors, payloads, indexes) into memory and
-lets the kernel page them in on first touch. When the page cache does not hold
-them (after a reboot, or on a host that drops it under pressure), every first
-touch is a random disk read: measured on this project's 2-core VMs, a search
-whose 10 hits' payloads were cold took 12 ms against 1.7 ms once the files had
-been read (the disk answers a random read in about 1 ms). Reading the files
-front to back first costs about 3 s per GB here.
+Qdrant Edge maps its segment files into memory; when the page cache does not hold
+them, every first touch is a random disk read (a search with cold payloads took
+12 ms against 1.7 ms warm). Reading the files front to back first costs about 3 s
+per GB. ``docs/benchmarks.md`` ("Reopen") has the figures.
 
 Examples:
     >>> import tempfile, pathlib
@@ -46,13 +43,8 @@ def _lazy(root: str, name: str) -> bool:
 def read_open_files(directory: Path) -> int:
     """Read the files Qdrant Edge reads when it opens the shard in ``directory``; returns bytes.
 
-    Qdrant Edge drops a shard's segment files from the page cache
-    (``POSIX_FADV_DONTNEED``) as it opens and closes them, and its open reads
-    the quantized vectors, graphs, id trackers and payload indexes back page by
-    page: 17,000 random reads for a 100k-point optimised store, 3.3-7.6 s on a
-    busy 2-core VM. Read front to back first (227 MB in 0.7-0.9 s there), the
-    same open took 1.0-1.2 s with 2-6 reads from disk. Vectors, payloads and
-    sparse vectors stay lazy (:data:`_LAZY`); :func:`read_files` reads those too.
+    Its open reads them page by page otherwise (it drops them from the page cache as
+    it closes them). Vectors, payloads and sparse vectors stay lazy (:data:`_LAZY`).
     """
     return read_files(directory, lazy=False)
 
@@ -60,10 +52,8 @@ def read_open_files(directory: Path) -> int:
 def read_files(directory: Path, *, lazy: bool = True) -> int:
     """Read every file under ``directory`` once, sequentially; returns the bytes read.
 
-    ``lazy=False`` leaves out the files searches read piecemeal (see
-    :func:`read_open_files`). Files that disappear meanwhile (a background
-    optimisation swapped the shard) are skipped: the new shard's files were
-    just written, so they are in the page cache already.
+    ``lazy=False`` leaves out the files searches read piecemeal. Files that disappear
+    meanwhile (a background optimisation swapped the shard) are skipped.
     """
     total = 0
     buffer = bytearray(_CHUNK)
