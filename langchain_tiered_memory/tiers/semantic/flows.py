@@ -52,6 +52,7 @@ from langchain_tiered_memory.tiers.semantic.rules import (
     entity_value,
     make_draft,
     merge_search_hits,
+    parse_one,
     parse_records,
     promote,
     reinforce,
@@ -160,25 +161,19 @@ def scan(ctx: FlowContext, namespace: tuple[str, ...], filter: dict[str, Any]) -
 def get_entity(ctx: FlowContext, entity_id: str) -> Flow[Entity | None]:
     """One entity, or ``None``."""
     eid = normalize_id(entity_id, what="entity_id")
-    item = (yield StoreCall((GetOp(ctx.entities_ns, eid),)))[0]
-    parsed: list[Entity] = parse_records([item] if item else [], Entity)
-    return parsed[0] if parsed else None
+    return parse_one((yield StoreCall((GetOp(ctx.entities_ns, eid),)))[0], Entity)
 
 
 def list_entities(ctx: FlowContext, entity_type: str | None, limit: int) -> Flow[list[Entity]]:
     """Entities of the scope, optionally of one type."""
     filt = {"entity_type": normalize_attribute(entity_type)} if entity_type else {}
     op = SearchOp(ctx.entities_ns, filter=filt or None, limit=max(1, limit))
-    items = (yield StoreCall((op,)))[0]
-    entities: list[Entity] = parse_records(items, Entity)
-    return entities
+    return parse_records((yield StoreCall((op,)))[0], Entity)
 
 
 def get_fact(ctx: FlowContext, fact_id: str) -> Flow[Fact | None]:
     """One fact by id, or ``None``."""
-    item = (yield StoreCall((GetOp(ctx.facts_ns, fact_id),)))[0]
-    parsed: list[Fact] = parse_records([item] if item else [], Fact)
-    return parsed[0] if parsed else None
+    return parse_one((yield StoreCall((GetOp(ctx.facts_ns, fact_id),)))[0], Fact)
 
 
 def get_facts(ctx: FlowContext, entity_id: str, as_of: datetime | None) -> Flow[list[Fact]]:
@@ -187,7 +182,7 @@ def get_facts(ctx: FlowContext, entity_id: str, as_of: datetime | None) -> Flow[
     filt: dict[str, Any] = {"entity_id": eid}
     if as_of is None:
         filt["status"] = "current"
-    facts: list[Fact] = parse_records((yield from scan(ctx, ctx.facts_ns, filt)), Fact)
+    facts = parse_records((yield from scan(ctx, ctx.facts_ns, filt)), Fact)
     if as_of is not None:
         facts = [f for f in facts if f.is_current_at(as_of)]
     else:
@@ -247,7 +242,7 @@ def fact_history(ctx: FlowContext, entity_id: str, attribute: str | None) -> Flo
     filt: dict[str, Any] = {"entity_id": normalize_id(entity_id, what="entity_id")}
     if attribute is not None:
         filt["attribute"] = normalize_attribute(attribute)
-    facts: list[Fact] = parse_records((yield from scan(ctx, ctx.facts_ns, filt)), Fact)
+    facts = parse_records((yield from scan(ctx, ctx.facts_ns, filt)), Fact)
     return sorted(facts, key=lambda f: (f.valid_from or f.first_observed, f.first_observed))
 
 
@@ -255,13 +250,11 @@ def relations_of(ctx: FlowContext, entity_id: str) -> Flow[list[RelatedEntity]]:
     """Outgoing relations of an entity with their (existing) targets."""
     eid = normalize_id(entity_id, what="entity_id")
     items = yield from scan(ctx, ctx.relations_ns, {"source_id": eid})
-    relations: list[Relation] = parse_records(items, Relation)
+    relations = parse_records(items, Relation)
     if not relations:
         return []
-    ops = tuple(GetOp(ctx.entities_ns, r.target_id) for r in relations)
-    found = yield StoreCall(ops)
-    targets = [parse_records([i], Entity)[0] if i else None for i in found]
-    return related_entities(relations, targets)
+    found = yield StoreCall(tuple(GetOp(ctx.entities_ns, r.target_id) for r in relations))
+    return related_entities(relations, [parse_one(i, Entity) for i in found])
 
 
 def entity_context(ctx: FlowContext, entity_id: str, max_facts: int) -> Flow[EntityContext]:
@@ -438,7 +431,7 @@ def _reinforced(
 def _decide_in_slot(ctx: FlowContext, draft: Fact, confirmed: set[str]) -> Flow[_Decision | None]:
     """Compare with the facts in the draft's slot; ``None`` if the slot is empty."""
     filt = {"entity_id": draft.entity_id, "slot_key": draft.slot_key}
-    facts: list[Fact] = parse_records((yield from scan(ctx, ctx.facts_ns, filt)), Fact)
+    facts = parse_records((yield from scan(ctx, ctx.facts_ns, filt)), Fact)
     current = sorted((f for f in facts if f.is_current), key=lambda f: f.valid_from or ctx.now)
     existing = current[-1] if current else None
     ended = end_extra_current(current)
@@ -607,13 +600,13 @@ def pin_fact(ctx: FlowContext, fact_id: str, pinned: bool) -> Flow[Fact]:
 def _store_extraction(
     ctx: FlowContext,
     extraction: ExtractionResult,
-    *,
-    subject_id: str,
     known: Sequence[Entity],
+    subject_id: str,
     source_episode_id: str | None,
     result: RememberResult,
     confirmed: set[str],
 ) -> Flow[None]:
+    """Store what ``extraction`` found into ``result`` (rejected items become its errors)."""
     for found in extraction.output.entities:
         try:
             eid = resolve_entity_id(found.entity_name, known, subject_id)
@@ -674,15 +667,8 @@ def remember_from_text(
     subject = normalize_id(subject_id, what="subject_id")
     result = RememberResult(paths=["heuristic"])
     confirmed: set[str] = set()
-    yield from _store_extraction(
-        ctx,
-        heuristic,
-        subject_id=subject,
-        known=(),
-        source_episode_id=source_episode_id,
-        result=result,
-        confirmed=confirmed,
-    )
+    into = (subject, source_episode_id, result, confirmed)  # the speaker, provenance, results
+    yield from _store_extraction(ctx, heuristic, (), *into)
     if not use_llm:
         return result
     known = yield from list_entities(ctx, None, ctx.config.max_known_entities)
@@ -691,13 +677,5 @@ def remember_from_text(
     if extraction.error is not None:
         result.errors.append(extraction.error)
         return result
-    yield from _store_extraction(
-        ctx,
-        extraction,
-        subject_id=subject,
-        known=known,
-        source_episode_id=source_episode_id,
-        result=result,
-        confirmed=confirmed,
-    )
+    yield from _store_extraction(ctx, extraction, known, *into)
     return result

@@ -1,24 +1,9 @@
 """Semantic memory: entities and facts that stay true, with provenance, confidence and time.
 
-:class:`SemanticMemory` is written against LangGraph's ``BaseStore`` only.
-Records live under the scope's namespaces ``(..., "semantic", "entities")``,
-``(..., "semantic", "facts")`` and ``(..., "semantic", "relations")``. Fact
-contents and entity names are embedded through the store's index, so
-near-duplicates are found with one filtered store search per write.
-
-Every method has an async twin (``store_fact`` / ``astore_fact``). Both run the
-same plan from :mod:`.flows`; only the driver differs.
-
-A single-valued slot (``lives_in``) keeps one current fact however its writes
-interleave: each write reads, decides and writes the slot under a process-wide
-lock of that slot (:mod:`.slot_lock`), which threads wait for and asyncio tasks
-await without blocking the event loop. A second process cannot open the same
-embedded store (``StoreLockedError``).
-
-Retrievals (``semantic_search``, ``retrieve_entity_context``) count one access
-per returned fact in process memory, with no store I/O; the counts are saved later
-(:mod:`~langchain_tiered_memory.tiers.common.access`); facts read back with
-``get_fact``, ``get_facts`` and ``fact_history`` carry ``access_count`` and ``last_accessed``.
+Records live under the scope's namespaces ``(..., "semantic", "entities" | "facts" |
+"relations")``; every method runs a plan of :mod:`.flows`, so sync and async twins share
+their logic. The update rule, including one current value per slot, is in :mod:`.rules`;
+retrievals count accesses in process memory (:mod:`~langchain_tiered_memory.tiers.common.access`).
 
 Examples:
     >>> from langgraph.store.memory import InMemoryStore

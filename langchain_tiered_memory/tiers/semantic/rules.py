@@ -46,9 +46,9 @@ import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from langchain_tiered_memory.errors import InvalidInputError
 from langchain_tiered_memory.text import MAX_TEXT_CHARS, check_text, check_unicode, sanitize_line
@@ -78,6 +78,7 @@ __all__ = [
     "format_entity_context",
     "make_draft",
     "merge_search_hits",
+    "parse_one",
     "parse_records",
     "promote",
     "reinforce",
@@ -90,6 +91,8 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
+
+M = TypeVar("M", bound=BaseModel)
 
 _SOURCES: tuple[FactSource, ...] = ("heuristic", "llm", "manual")
 
@@ -129,12 +132,8 @@ def make_draft(request: FactRequest, *, config: SemanticConfig, now: datetime) -
         InvalidInputError: Empty content, confidence not a finite number in
             [0, 1], a value without an attribute, an unknown source, or a bad id.
     """
-    content, value, source, episode = (
-        request.content,
-        request.value,
-        request.source,
-        request.source_episode_id,
-    )
+    content, value, source = request.content, request.value, request.source
+    episode = request.source_episode_id
     eid = normalize_id(request.entity_id, what="entity_id")
     if not isinstance(content, str) or not content.strip():
         raise InvalidInputError(
@@ -262,9 +261,9 @@ def as_candidate(current: Fact, new: Fact) -> tuple[Fact, Fact]:
     return counted, _updated(new, **changes)
 
 
-def parse_records(items: Iterable[Any], model: type[Any]) -> list[Any]:
+def parse_records(items: Iterable[Any], model: type[M]) -> list[M]:
     """Parse store items into ``model``; unreadable records are logged and skipped."""
-    parsed = []
+    parsed: list[M] = []
     for item in items:
         try:
             parsed.append(model.model_validate(item.value))
@@ -277,6 +276,12 @@ def parse_records(items: Iterable[Any], model: type[Any]) -> list[Any]:
                 exc.errors()[0]["msg"],
             )
     return parsed
+
+
+def parse_one(item: Any, model: type[M]) -> M | None:
+    """One store item (or ``None``) parsed into ``model``; ``None`` if absent or unreadable."""
+    parsed = parse_records([item] if item else [], model)
+    return parsed[0] if parsed else None
 
 
 def entity_value(entity: Entity) -> dict[str, Any]:
@@ -295,8 +300,7 @@ def select_near_duplicates(items: Sequence[Any], min_score: float | None) -> lis
         kept = list(items)
     else:
         kept = [i for i in items if i.score is not None and i.score >= min_score]
-    facts: list[Fact] = parse_records(kept, Fact)
-    return facts
+    return parse_records(kept, Fact)
 
 
 def select_context_facts(
@@ -372,13 +376,13 @@ def merge_search_hits(
 ) -> list[SemanticSearchHit]:
     """Merge fact and entity hits into one list by score (unscored last)."""
     hits: list[SemanticSearchHit] = []
-    for item, fact in zip(fact_items, _parse_each(fact_items, Fact), strict=True):
-        if fact is not None:
+    for item in fact_items:
+        if (fact := parse_one(item, Fact)) is not None:
             hits.append(
                 SemanticSearchHit("fact", item.score, fact.entity_id, fact.content, fact=fact)
             )
-    for item, entity in zip(entity_items, _parse_each(entity_items, Entity), strict=True):
-        if entity is not None:
+    for item in entity_items:
+        if (entity := parse_one(item, Entity)) is not None:
             hits.append(
                 SemanticSearchHit(
                     "entity", item.score, entity.entity_id, entity.search_text, entity=entity
@@ -386,11 +390,3 @@ def merge_search_hits(
             )
     hits.sort(key=lambda h: (h.score is not None, h.score or 0.0), reverse=True)
     return hits[:top_k]
-
-
-def _parse_each(items: Sequence[Any], model: type[Any]) -> list[Any]:
-    out: list[Any] = []
-    for item in items:
-        parsed = parse_records([item], model)
-        out.append(parsed[0] if parsed else None)
-    return out
