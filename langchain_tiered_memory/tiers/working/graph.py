@@ -60,9 +60,12 @@ from langchain_tiered_memory.tiers.working.select import Selection, select_group
 from langchain_tiered_memory.tiers.working.summary import Summarizer, SummaryOutcome
 from langchain_tiered_memory.tiers.working.window import (
     CompressionPlan,
+    atry_summarize,
     failure_status,
     plan_compression,
     summary_group,
+    trigger_tokens,
+    try_summarize,
 )
 from langchain_tiered_memory.tokens import TokenCounter
 
@@ -142,14 +145,10 @@ class WorkingMemoryNode:
             raise ConfigurationError(
                 f"output must be 'messages' or 'llm_input_messages', got {output!r}"
             )
-        if not 0 < summary_trigger_ratio <= 1:
-            raise ConfigurationError(
-                f"summary_trigger_ratio must be in (0, 1], got {summary_trigger_ratio}"
-            )
+        self.trigger_tokens = trigger_tokens(max_tokens, summary_trigger_ratio)
         self.counter: TokenCounter = as_token_counter(counter)
         self._cache = MessageTokenCache(self.counter)
         self.recent_window = recent_window
-        self.trigger_tokens = int(max_tokens * summary_trigger_ratio)
         self.output = output
         self.summary_key = summary_key
         self.summarizer = (
@@ -195,25 +194,24 @@ class WorkingMemoryNode:
     def _state_update(
         self,
         prep: _Prepared,
-        outcome: SummaryOutcome | None,
-        error: Exception | None,
+        outcome: SummaryOutcome | Exception | None,
     ) -> dict[str, Any]:
         log, summary = prep.log, prep.summary
         update: dict[str, Any] = {}
-        if prep.plan is not None and outcome is not None:
+        if isinstance(outcome, Exception):
+            update["summary_status"] = failure_status(outcome)
+            update["summary_error"] = f"{type(outcome).__name__}: {outcome}"
+            logger.warning(
+                "working-memory summarisation failed (%s); messages kept, trimming instead",
+                update["summary_error"],
+            )
+        elif prep.plan is not None and outcome is not None:
             log = log.rebuilt(sorted([*log.systems, *prep.plan.keep], key=lambda g: g.start))
             summary = outcome.summary
             last_id = prep.plan.older_messages[-1].id
             if self.output == "llm_input_messages" and last_id:
                 update["summarized_through"] = last_id
             update["summary_status"], update["summary_error"] = "ok", ""
-        elif error is not None:
-            update["summary_status"] = failure_status(error)
-            update["summary_error"] = f"{type(error).__name__}: {error}"
-            logger.warning(
-                "working-memory summarisation failed (%s); messages kept, trimming instead",
-                update["summary_error"],
-            )
         selection = self._select(log, summary)
         update[self.summary_key] = summary
         if self.output == "llm_input_messages":
@@ -237,26 +235,17 @@ class WorkingMemoryNode:
     def __call__(self, state: Any) -> dict[str, Any]:
         """Run the node on ``state`` and return the state update."""
         prep = self._prepare(state)
-        outcome: SummaryOutcome | None = None
-        error: Exception | None = None
-        if prep.plan is not None and self.summarizer is not None:
-            try:
-                outcome = self.summarizer.summarize(prep.summary, prep.plan.older_messages)
-            except Exception as exc:
-                error = exc
-        return self._state_update(prep, outcome, error)
+        if prep.plan is None or self.summarizer is None:
+            return self._state_update(prep, None)
+        return self._state_update(prep, try_summarize(self.summarizer, prep.summary, prep.plan))
 
     async def acall(self, state: Any) -> dict[str, Any]:
         """Async :meth:`__call__`."""
         prep = self._prepare(state)
-        outcome: SummaryOutcome | None = None
-        error: Exception | None = None
-        if prep.plan is not None and self.summarizer is not None:
-            try:
-                outcome = await self.summarizer.asummarize(prep.summary, prep.plan.older_messages)
-            except Exception as exc:
-                error = exc
-        return self._state_update(prep, outcome, error)
+        if prep.plan is None or self.summarizer is None:
+            return self._state_update(prep, None)
+        outcome = await atry_summarize(self.summarizer, prep.summary, prep.plan)
+        return self._state_update(prep, outcome)
 
 
 def _get(state: Any, key: str) -> Any:

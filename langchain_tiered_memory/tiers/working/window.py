@@ -53,9 +53,12 @@ from langchain_tiered_memory.tokens import REPLY_PRIMING_TOKENS, TokenCounter
 __all__ = [
     "CompressionPlan",
     "SlidingWindowSummaryBuffer",
+    "atry_summarize",
     "failure_status",
     "plan_compression",
     "summary_group",
+    "trigger_tokens",
+    "try_summarize",
 ]
 
 logger = logging.getLogger(__name__)
@@ -115,6 +118,39 @@ def failure_status(exc: BaseException) -> SummaryStatus:
     return "timeout" if isinstance(exc, (SummarizationTimeoutError, TimeoutError)) else "failed"
 
 
+def trigger_tokens(max_tokens: int, summary_trigger_ratio: float) -> int:
+    """Tokens stored past which older messages are summarised.
+
+    Raises:
+        ConfigurationError: ``summary_trigger_ratio`` is not in (0, 1].
+    """
+    if not 0 < summary_trigger_ratio <= 1:
+        raise ConfigurationError(
+            f"summary_trigger_ratio must be in (0, 1], got {summary_trigger_ratio}"
+        )
+    return int(max_tokens * summary_trigger_ratio)
+
+
+def try_summarize(
+    summarizer: Summarizer, summary: str, plan: CompressionPlan
+) -> SummaryOutcome | Exception:
+    """The updated summary, or the exception the model raised (the caller records it)."""
+    try:
+        return summarizer.summarize(summary, plan.older_messages)
+    except Exception as exc:
+        return exc
+
+
+async def atry_summarize(
+    summarizer: Summarizer, summary: str, plan: CompressionPlan
+) -> SummaryOutcome | Exception:
+    """Async twin of :func:`try_summarize`."""
+    try:
+        return await summarizer.asummarize(summary, plan.older_messages)
+    except Exception as exc:
+        return exc
+
+
 class SlidingWindowSummaryBuffer(WorkingBuffer):
     """Sliding window plus a running summary updated by any LangChain chat model.
 
@@ -157,10 +193,7 @@ class SlidingWindowSummaryBuffer(WorkingBuffer):
         max_prompt_tokens: int | None = None,
     ) -> None:
         super().__init__(max_tokens, counter=counter)
-        if not 0 < summary_trigger_ratio <= 1:
-            raise ConfigurationError(
-                f"summary_trigger_ratio must be in (0, 1], got {summary_trigger_ratio}"
-            )
+        self.summary_trigger = trigger_tokens(max_tokens, summary_trigger_ratio)
         if recent_window < 0:
             raise ConfigurationError(f"recent_window must be >= 0, got {recent_window}")
         summary_budget = summary_max_tokens or max(1, max_tokens // 10)
@@ -170,7 +203,6 @@ class SlidingWindowSummaryBuffer(WorkingBuffer):
                 f"({max_tokens})"
             )
         self.recent_window = recent_window
-        self.summary_trigger = int(max_tokens * summary_trigger_ratio)
         self.summarizer = Summarizer(
             llm,
             counter=self.counter,
@@ -206,7 +238,19 @@ class SlidingWindowSummaryBuffer(WorkingBuffer):
             recent_window=self.recent_window,
         )
 
-    def _apply(self, plan: CompressionPlan, outcome: SummaryOutcome) -> None:
+    def _apply(self, plan: CompressionPlan, outcome: SummaryOutcome | Exception) -> bool:
+        """Take the new summary (True), or keep the messages and record the failure."""
+        if isinstance(outcome, Exception):
+            self.summary_status = failure_status(outcome)
+            self.last_error = outcome
+            logger.warning(
+                "summarising %d older messages failed (%s: %s); they are kept and the context "
+                "falls back to FIFO truncation",
+                len(plan.older_messages),
+                type(outcome).__name__,
+                outcome,
+            )
+            return False
         kept = sorted([*self._log.systems, *plan.keep], key=lambda g: g.start)
         self._log = self._log.rebuilt(kept)
         self.running_summary = outcome.summary
@@ -214,17 +258,7 @@ class SlidingWindowSummaryBuffer(WorkingBuffer):
         self.summary_token_count = group.total if group else 0
         self.summary_status = "ok"
         self.last_error = None
-
-    def _fail(self, plan: CompressionPlan, exc: Exception) -> None:
-        self.summary_status = failure_status(exc)
-        self.last_error = exc
-        logger.warning(
-            "summarising %d older messages failed (%s: %s); they are kept and the context "
-            "falls back to FIFO truncation",
-            len(plan.older_messages),
-            type(exc).__name__,
-            exc,
-        )
+        return True
 
     # Sync and async twins --------------------------------------------------
 
@@ -236,26 +270,15 @@ class SlidingWindowSummaryBuffer(WorkingBuffer):
         plan = self._plan()
         if plan is None:
             return False
-        try:
-            outcome = self.summarizer.summarize(self.running_summary, plan.older_messages)
-        except Exception as exc:
-            self._fail(plan, exc)
-            return False
-        self._apply(plan, outcome)
-        return True
+        return self._apply(plan, try_summarize(self.summarizer, self.running_summary, plan))
 
     async def acompress(self) -> bool:
         """Async :meth:`compress`."""
         plan = self._plan()
         if plan is None:
             return False
-        try:
-            outcome = await self.summarizer.asummarize(self.running_summary, plan.older_messages)
-        except Exception as exc:
-            self._fail(plan, exc)
-            return False
-        self._apply(plan, outcome)
-        return True
+        outcome = await atry_summarize(self.summarizer, self.running_summary, plan)
+        return self._apply(plan, outcome)
 
     def _store(
         self, messages: Sequence[BaseMessage], priority: Priority | int | str | None
