@@ -1,18 +1,9 @@
 """Turning text into entities and facts: a cheap regex path and an LLM path.
 
-* :class:`HeuristicFactExtractor` finds explicit first-person statements ("I am
-  allergic to shellfish", "I moved to Lyon", "my employer is Acme") with fixed
-  regular expressions and maps them to attribute slots. Deterministic, free, no
-  model; it misses anything said less plainly, and it skips questions,
-  negations ("I am not allergic ...") and conditionals ("if I lived in ...").
-* :class:`EntityFactExtractor` asks a chat model for an :class:`ExtractionOutput`
-  through ``with_structured_output``, giving it the entities already known so it
-  reuses their names instead of inventing duplicates. It never raises: a failed
-  call or malformed output gives an :class:`ExtractionResult` whose ``error``
-  says what went wrong (also logged and kept in :attr:`EntityFactExtractor.failures`),
-  and whose output is empty, so nothing gets stored.
-
-Both return the same :class:`ExtractionResult`, so the write path treats them alike.
+:class:`HeuristicFactExtractor` maps explicit first-person statements to attribute
+slots with fixed regular expressions (free, deterministic); :class:`EntityFactExtractor`
+asks a chat model, told the known entities so it reuses their names, and never raises.
+Both return an :class:`ExtractionResult`, so the write path treats them alike.
 
 Examples:
     >>> result = HeuristicFactExtractor().extract("I'm allergic to shellfish. I live in Lyon.")
@@ -138,11 +129,9 @@ class ExtractionResult:
 
 
 def resolve_entity_id(name: str, known: Sequence[Entity], subject_id: str) -> str:
-    """Map an extracted entity name to an entity id, reusing known entities.
+    """Map an extracted name to ``subject_id`` (first person), a known entity, or a new id.
 
-    First-person names resolve to ``subject_id``; a name equal (after
-    normalising) to a known entity's id, name or alias resolves to that entity;
-    anything else becomes a new id from the normalised name.
+    A known entity matches by its id, name or an alias (normalised).
 
     Raises:
         InvalidInputError: The name is empty.

@@ -1,10 +1,8 @@
 """The semantic tier's operations as I/O-free plans, run by a sync or an async driver.
 
-Each flow is a generator: it *yields* requests (store operations, a consistency
-judgement, an LLM extraction), receives their answers, and *returns* the
-result. :class:`~langchain_tiered_memory.tiers.semantic.memory.SemanticMemory` runs a
-flow with ``store.batch`` / ``judge.judge`` or ``store.abatch`` /
-``judge.ajudge``, so the sync and async methods share every line of logic.
+Each flow *yields* requests (store operations, a judgement, an extraction, a slot
+lock), receives their answers and *returns* the result; ``SemanticMemory`` runs it
+with a sync or an async driver, so both share every line of logic.
 
 Examples:
     >>> from langgraph.store.memory import InMemoryStore
@@ -94,9 +92,8 @@ class ExtractCall:
 class SlotCall:
     """Take (``hold``) or release the lock of one fact slot; the answer is ``None``.
 
-    A flow holds at most one slot lock at a time, from reading the slot to
-    writing its decision (see :mod:`.slot_lock`); the driver releases a lock
-    still held when the flow ends or fails.
+    A flow holds at most one, from reading the slot to writing its decision; the
+    driver releases it if the flow ends or fails first.
     """
 
     namespace: tuple[str, ...]
@@ -195,12 +192,9 @@ PROFILE_CANDIDATES = 200
 
 
 def profile_candidates(ctx: FlowContext, entity_id: str, max_facts: int) -> Flow[list[Fact]]:
-    """A bounded read of an entity's current facts for its context.
+    """One bounded search of an entity's current facts, not a scan: any profile size costs alike.
 
-    One search of at most ``max(PROFILE_CANDIDATES, 4 * max_facts)`` items, not a scan
-    of every fact: a profile with tens of thousands of facts costs the same as a small
-    one. On stores that order filter-only searches by update time (the Qdrant store,
-    PostgresStore) these are the most recently confirmed facts.
+    Stores that order filter-only searches by update time return the most recently confirmed.
     """
     limit = max(PROFILE_CANDIDATES, 4 * max_facts)
     op = SearchOp(ctx.facts_ns, filter={"entity_id": entity_id, "status": "current"}, limit=limit)
@@ -217,9 +211,7 @@ def critical_facts(
 ) -> Flow[list[Fact]]:
     """Current facts of an entity in any of ``attributes`` (or pinned), however old.
 
-    One filtered search per attribute (and one for pinned facts), sent together:
-    the profile's bounded read sees only the most recently confirmed facts, and
-    an allergy stated long ago must still be found.
+    One filtered search per attribute (and for pinned facts), sent in one batch.
     """
     eid = normalize_id(entity_id, what="entity_id")
     base: dict[str, Any] = {"entity_id": eid, "status": "current"}
@@ -355,8 +347,7 @@ def add_relation(
 ) -> Flow[Relation]:
     """Store a relation (one per source, type and target; restating updates it).
 
-    Both entities must exist, unless ``create_missing`` gives ``(type, name)`` of
-    the source and of the target to create them with.
+    Both ends must exist, unless ``create_missing`` gives their ``(type, name)`` to create them.
 
     Raises:
         InvalidInputError: An end of the relation does not exist (nothing stored).
@@ -392,8 +383,7 @@ class _Decision:
     previous: Fact | None = None
     writes: list[Fact] = field(default_factory=list)
     judgement: Judgement | None = None
-    held: SlotCall | None = None
-    """The slot lock taken for a slotted fact judged against an unslotted draft."""
+    held: SlotCall | None = None  # a slotted fact's lock, taken for an unslotted draft
 
 
 def _hold(ctx: FlowContext, entity_id: str, slot_key: str) -> SlotCall:
@@ -417,8 +407,7 @@ def _contradiction(
 def _reinforced(
     ctx: FlowContext, existing: Fact, draft: Fact, judgement: Judgement | None, bump: bool
 ) -> _Decision:
-    # The same source episode confirming a fact twice (a replayed write-back, or
-    # consolidation re-reading an episode) is one confirmation, not two.
+    # One source episode confirming a fact twice (a replayed write) is one confirmation.
     already_cited = bool(draft.source_episode_ids) and set(draft.source_episode_ids) <= set(
         existing.source_episode_ids
     )
@@ -524,10 +513,9 @@ def store_fact(
     entity_name: str | None = None,
     confirmed: set[str] | None = None,
 ) -> Flow[FactWriteResult]:
-    """Store, reinforce, supersede or keep as candidate (see :mod:`.semantic_rules`).
+    """Store, reinforce, supersede or keep as candidate (see :mod:`.rules`).
 
-    ``confirmed`` holds ids already confirmed by this same text (by the other
-    write path): they gain provenance but no extra confidence.
+    Ids in ``confirmed`` (confirmed by the other write path) gain no extra confidence.
     """
     draft = make_draft(request, config=ctx.config, now=ctx.now)
     entity, entity_writes = yield from ensure_entity(

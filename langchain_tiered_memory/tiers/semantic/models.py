@@ -1,12 +1,7 @@
 """Records of semantic memory: entities, facts with time and provenance, relations.
 
-A :class:`Fact` is one assertion about an entity. It may name the *attribute
-slot* it sets (``lives_in``, ``employer``, ``allergy``, ...) and a ``value``;
-the slot decides which older fact a new one can supersede. Every fact keeps
-its provenance (source episode ids, the write path that produced it), its
-confidence, when it was first observed and last confirmed, and the interval in
-which it was the accepted value (``valid_from`` .. ``valid_to``; ``valid_to``
-``None`` means it still is).
+A :class:`Fact` may name the *attribute slot* it sets (``lives_in``, ``allergy``, ...);
+the slot decides which older fact a new one can supersede.
 
 Examples:
     >>> from datetime import datetime, timezone
@@ -82,9 +77,7 @@ def normalize_attribute(attribute: str) -> str:
 
 
 def normalize_value(value: str) -> str:
-    """Normalise a slot value for comparison: case, whitespace, punctuation, articles, plural.
-
-    Only used to compare values and to key multi-valued slots, never shown.
+    """Normalise a slot value to compare and key slots: case, spaces, punctuation, article, plural.
 
     Examples:
         >>> normalize_value("  The Peanuts! "), normalize_value("peanut")
@@ -99,11 +92,7 @@ def normalize_value(value: str) -> str:
 def slot_key_for(
     attribute: str | None, value: str | None, multi_valued: frozenset[str]
 ) -> str | None:
-    """The key of the slot a fact occupies, or ``None`` for a fact without a slot.
-
-    Single-valued attributes have one slot (``"lives_in"``); a multi-valued
-    attribute has one slot per value (``"allergy=shellfish"``), so two
-    allergies coexist while restating one reinforces it.
+    """A fact's slot key: one per single-valued attribute, one per value of a multi-valued one.
 
     Examples:
         >>> multi = frozenset({"allergy"})
@@ -113,8 +102,7 @@ def slot_key_for(
     if attribute is None:
         return None
     if attribute in multi_valued:
-        # Without a value a multi-valued fact cannot be told apart from its siblings,
-        # so it occupies no slot and is compared by the judge only.
+        # Without a value it occupies no slot and is compared by the judge only.
         return f"{attribute}={normalize_value(value)}" if value else None
     return attribute
 
