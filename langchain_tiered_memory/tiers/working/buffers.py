@@ -1,13 +1,8 @@
 """Token-budgeted conversation buffers: FIFO and priority truncation.
 
-:class:`ConversationBuffer` and :class:`PriorityTruncationBuffer` are the buffers of
-the memory-architecture design this library implements, made exact: counts
-come from the real offline tokenizer with per-message
-overhead, a message larger than the whole budget is trimmed instead of
-overflowing it, tool calls and their results are kept or dropped together, and
-token counts are cached so :meth:`get_context` costs time in proportion to the
-messages it keeps or scans (per-priority lists are kept as messages arrive),
-never re-tokenising.
+:meth:`get_context` counts with the real offline tokenizer (per-message overhead
+included), trims a message larger than the budget, keeps tool calls with their results,
+and costs time in proportion to the messages it keeps or scans, never re-tokenising.
 
 Examples:
     >>> buffer = ConversationBuffer(max_tokens=60)
@@ -256,11 +251,7 @@ class ConversationBuffer(WorkingBuffer):
 
 
 def _ranked(log: MessageLog) -> Iterator[Group]:
-    """Newest complete group first (pinned), then by priority, newest first within one.
-
-    Lazy over per-priority lists the log keeps, so selection stops early once
-    the budget is full instead of ranking the whole history.
-    """
+    """Newest complete group first (pinned), then by priority, newest first within one (lazily)."""
     newest = next((g for g in reversed(log.chat) if g.complete), None)
     if newest is not None:
         yield newest

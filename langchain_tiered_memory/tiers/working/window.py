@@ -1,13 +1,9 @@
 """Sliding window with a running summary that a chat model keeps up to date.
 
-When the stored conversation (plus the summary) passes ``summary_trigger_ratio``
-of the budget, every message but the last ``recent_window`` is folded into the
-running summary by the model and removed from the buffer. A tool-call group is
-never cut in half: the window boundary moves to the group's start. If the
-model fails or times out, nothing is removed: the messages stay, the error is
-kept in :attr:`SlidingWindowSummaryBuffer.last_error`, a warning is logged, and
-the next context says ``summary_status="failed"`` (or ``"timeout"``) while FIFO
-truncation keeps it under budget.
+Past ``summary_trigger_ratio`` of the budget, all but the last ``recent_window`` messages
+(whole tool-call groups) are folded into the summary by the model. If the model fails or
+times out the messages stay, the error is kept in ``last_error`` and the context says
+``summary_status="failed"`` (or ``"timeout"``) while FIFO truncation keeps it in budget.
 
 Examples:
     >>> from langchain_tiered_memory.testing.fakes import ScriptedChatModel
@@ -80,11 +76,9 @@ class CompressionPlan:
 def plan_compression(
     log: MessageLog, summary_tokens: int, *, trigger_tokens: int, recent_window: int
 ) -> CompressionPlan | None:
-    """Decide whether to summarise, and what; ``None`` when under the trigger.
+    """What to summarise: all but the newest ``recent_window`` messages; ``None`` under the trigger.
 
-    Keeps the newest groups holding at least ``recent_window`` messages (whole
-    groups, so a tool call and its results stay together); the rest is older.
-    System messages are never summarised.
+    Whole groups are kept, so a tool call stays with its results; system messages never go.
     """
     if REPLY_PRIMING_TOKENS + log.total_tokens() + summary_tokens <= trigger_tokens:
         return None
@@ -101,10 +95,7 @@ def plan_compression(
 def summary_group(
     summary: str, log: MessageLog, counter: TokenCounter, tokens: int | None = None
 ) -> Group | None:
-    """The running summary as a group placed before the remaining conversation.
-
-    ``tokens`` is the summary message's known token count (counted if ``None``).
-    """
+    """The running summary as a group before the conversation (``tokens``: its known count)."""
     if not summary:
         return None
     message = summary_message(summary)
