@@ -1,8 +1,6 @@
 """Records of procedural memory: tool uses, learned strategies, tool guidance.
 
-:class:`ToolUsageRecord` redacts credential-looking parameters, error messages
-and hints as it is built, so a secret never reaches the store (nor a log line
-printing the record). :class:`Strategy` carries a Wilson-score confidence.
+:class:`ToolUsageRecord` redacts secrets as it is built, so none reaches the store or a log.
 
 Examples:
     >>> rec = ToolUsageRecord(tool_name="search", parameters={"q": "x", "api_key": "s3cr3t"},
