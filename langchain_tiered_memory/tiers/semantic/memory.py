@@ -80,14 +80,12 @@ class SemanticMemory(CountsAccess):
     """Entity-centric semantic memory over any LangGraph ``BaseStore``.
 
     Args:
-        store: Where records live. Give it a vector index (``index=`` on the
-            store) so near-duplicates and ``semantic_search`` work by meaning;
-            without one, near-duplicates are looked for among a few recent facts.
+        store: Where records live; with a vector index (``index=``), near-duplicates
+            and ``semantic_search`` work by meaning, else among a few recent facts.
         scope: Whose memory this is (facts never cross scopes).
-        llm: Optional chat model. When given it judges consistency and runs the
-            LLM extractor in :meth:`remember_from_text`; without it, the
-            documented heuristics are used. Each call is limited to
-            ``config.llm_timeout`` seconds.
+        llm: Optional chat model that judges consistency and extracts facts in
+            :meth:`remember_from_text` (else the heuristics), each call limited
+            to ``config.llm_timeout`` seconds.
         clock: Returns "now" (aware); defaults to UTC wall time.
         config: Thresholds and policies (:class:`SemanticConfig`).
         judge: Overrides the consistency judge chosen from ``llm``.
@@ -116,21 +114,18 @@ class SemanticMemory(CountsAccess):
         judge: ConsistencyJudge | None = None,
         extractor: EntityFactExtractor | None = None,
     ) -> None:
-        args = tier_args(store, scope, clock)  # validates, with fix-it messages
+        args = tier_args(store, scope, clock)
         self.store = args.store
         self.scope = args.scope
         self.llm = llm
         self.config = config or SemanticConfig()
         self.clock: Callable[[], datetime] = args.clock
         timeout = self.config.llm_timeout
-        self.judge: ConsistencyJudge = judge or (
-            LLMConsistencyJudge(llm, timeout=timeout)
-            if llm is not None
-            else HeuristicConsistencyJudge()
-        )
-        self.extractor: EntityFactExtractor | None = extractor or (
-            EntityFactExtractor(llm, timeout=timeout) if llm is not None else None
-        )
+        self.judge: ConsistencyJudge = judge or HeuristicConsistencyJudge()
+        self.extractor: EntityFactExtractor | None = extractor
+        if llm is not None:
+            self.judge = judge or LLMConsistencyJudge(llm, timeout=timeout)
+            self.extractor = extractor or EntityFactExtractor(llm, timeout=timeout)
         self.heuristic_extractor = HeuristicFactExtractor(
             confidence=self.config.heuristic_confidence
         )
@@ -360,10 +355,9 @@ class SemanticMemory(CountsAccess):
         entity_type: str = "user",
         source: str = "manual",
     ) -> FactWriteResult:
-        """Store a fact, or reinforce, supersede or contradict what is known.
+        """Store a fact, or reinforce, supersede or contradict what is known (see :mod:`.rules`).
 
-        The entity is created (with ``entity_type``) if it does not exist. See
-        :mod:`.semantic_rules` for the update rule.
+        The entity is created (with ``entity_type``) if it does not exist.
 
         Raises:
             InvalidInputError: Empty content, confidence outside [0, 1] or NaN,
@@ -436,9 +430,8 @@ class SemanticMemory(CountsAccess):
     def pin_fact(self, fact_id: str, pinned: bool = True) -> Fact:
         """Pin a stored fact (``pinned=False``: unpin it); pinned facts are never forgotten.
 
-        Consolidation forgets neither by its rules (low confidence, staleness,
-        contradictions) nor by the per-user size cap, and does not merge a
-        pinned fact away as a duplicate. Works on a fact of any status.
+        Consolidation neither forgets them (by its rules or the per-user size cap)
+        nor merges them away as duplicates. Works on a fact of any status.
 
         Args:
             fact_id: The fact's id (``Fact.fact_id``).
@@ -461,9 +454,8 @@ class SemanticMemory(CountsAccess):
     def retrieve_entity_context(self, entity_id: str, max_facts: int = 20) -> EntityContext:
         """Current, confident, non-stale facts and relations of an entity, with text.
 
-        Counts one access of each fact in ``facts`` (in memory; see
-        :meth:`flush_access`). The facts carry ``access_count=0``: read the
-        counts with :meth:`get_facts`.
+        Counts one access of each fact (in memory, see :meth:`flush_access`); the
+        facts carry ``access_count=0``: read the counts with :meth:`get_facts`.
         """
         flow = flows.entity_context(self._ctx(), entity_id, max_facts)
         return self._then(flow, self._touched_context)
@@ -483,8 +475,7 @@ class SemanticMemory(CountsAccess):
     ) -> list[Fact]:
         """Current facts of ``entity_id`` in any of ``attributes`` (or pinned), however old.
 
-        The context assembler shows them whatever the query (health and safety
-        facts, hard constraints, pinned facts).
+        The context assembler shows them whatever the query (health, hard constraints).
         """
         return self._run(
             flows.critical_facts(self._ctx(), entity_id, attributes, include_pinned, limit)
@@ -528,10 +519,9 @@ class SemanticMemory(CountsAccess):
     ) -> RememberResult:
         """Extract and store facts from what the user said.
 
-        The regex extractor always runs (free); the LLM extractor runs too when a
-        model is configured. Each fact records the path that produced it. A failed
-        or malformed LLM extraction stores nothing from that path; the error is in
-        the result and in :attr:`extraction_errors`, and nothing is raised.
+        The regex extractor always runs; the LLM extractor too when a model is set.
+        Each fact records its path. A failed LLM extraction stores nothing from that
+        path: the error is in the result and :attr:`extraction_errors`, never raised.
 
         Args:
             text: The user's message (first person refers to ``subject_id``).
