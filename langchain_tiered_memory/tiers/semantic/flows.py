@@ -1,8 +1,8 @@
 """The semantic tier's operations as I/O-free plans, run by a sync or an async driver.
 
-Each flow *yields* requests (store operations, a judgement, an extraction, a slot
-lock), receives their answers and *returns* the result; ``SemanticMemory`` runs it
-with a sync or an async driver, so both share every line of logic.
+Each flow is a :data:`~langchain_tiered_memory.tiers.common.records.Plan`: it yields
+store operations and calls (the judge, the extractor, a slot lock), so the sync and
+async methods of ``SemanticMemory`` share every line of logic.
 
 Examples:
     >>> from langgraph.store.memory import InMemoryStore
@@ -15,18 +15,28 @@ Examples:
 
 from __future__ import annotations
 
-from collections.abc import Generator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, TypeAlias, TypeVar
 
-from langgraph.store.base import GetOp, Item, Op, PutOp, SearchOp
+from langgraph.store.base import GetOp, Item, PutOp, SearchOp
 
 from langchain_tiered_memory.errors import InvalidInputError
 from langchain_tiered_memory.text import cap_query, check_text, check_top_k
+from langchain_tiered_memory.tiers.common.records import Call, Plan, StoreOps
 from langchain_tiered_memory.tiers.common.scope import MemoryScope, normalize_id
-from langchain_tiered_memory.tiers.semantic.consistency import Judgement
-from langchain_tiered_memory.tiers.semantic.extraction import ExtractionResult, resolve_entity_id
+from langchain_tiered_memory.tiers.common.slot_lock import SlotLock, slot_lock
+from langchain_tiered_memory.tiers.semantic.consistency import (
+    ConsistencyJudge,
+    HeuristicConsistencyJudge,
+    Judgement,
+)
+from langchain_tiered_memory.tiers.semantic.extraction import (
+    EntityFactExtractor,
+    ExtractionResult,
+    resolve_entity_id,
+)
 from langchain_tiered_memory.tiers.semantic.models import (
     Entity,
     Fact,
@@ -60,59 +70,28 @@ from langchain_tiered_memory.tiers.semantic.rules import (
     supersede,
 )
 
-__all__ = ["ExtractCall", "Flow", "FlowContext", "JudgeCall", "Request", "SlotCall", "StoreCall"]
+__all__ = ["Flow", "FlowContext"]
 
 T = TypeVar("T")
 
-
-@dataclass(frozen=True)
-class StoreCall:
-    """Run these store operations in one ``batch``; the answer is the result list."""
-
-    ops: tuple[Op, ...]
-
-
-@dataclass(frozen=True)
-class JudgeCall:
-    """Ask the consistency judge; the answer is a :class:`Judgement`."""
-
-    existing: Fact
-    new: Fact
-
-
-@dataclass(frozen=True)
-class ExtractCall:
-    """Ask the LLM extractor; the answer is an :class:`ExtractionResult`."""
-
-    text: str
-    known: tuple[Entity, ...]
-
-
-@dataclass(frozen=True)
-class SlotCall:
-    """Take (``hold``) or release the lock of one fact slot; the answer is ``None``.
-
-    A flow holds at most one, from reading the slot to writing its decision; the
-    driver releases it if the flow ends or fails first.
-    """
-
-    namespace: tuple[str, ...]
-    entity_id: str
-    slot_key: str
-    hold: bool
-
-
-Request: TypeAlias = StoreCall | JudgeCall | ExtractCall | SlotCall
-Flow: TypeAlias = Generator[Request, Any, T]
+Flow: TypeAlias = Plan[T]
 
 
 @dataclass(frozen=True)
 class FlowContext:
-    """Where and when a flow runs: namespaces of the scope, settings, and ``now``."""
+    """Where, when and with what a flow runs: the scope, settings, ``now``, judge, extractor.
+
+    ``store`` is the (unwrapped) store whose slot locks writes take; a flow holds at
+    most one, from reading the slot to writing its decision (:meth:`hold`).
+    """
 
     scope: MemoryScope
     config: SemanticConfig
     now: datetime
+    judge: ConsistencyJudge = field(default_factory=HeuristicConsistencyJudge)
+    extractor: EntityFactExtractor | None = None
+    store: object = None
+    held: list[SlotLock] = field(default_factory=list)
 
     @property
     def entities_ns(self) -> tuple[str, ...]:
@@ -139,6 +118,23 @@ class FlowContext:
             self.entities_ns, entity.entity_id, entity_value(entity), index=["search_text"]
         )
 
+    def judged(self, existing: Fact, new: Fact) -> Call:
+        """The consistency judge's call; its result is a :class:`Judgement`."""
+        return Call(
+            lambda: self.judge.judge(existing, new), lambda: self.judge.ajudge(existing, new)
+        )
+
+    def hold(self, entity_id: str, slot_key: str) -> Flow[None]:
+        """Take the lock of one fact slot (until :meth:`release`)."""
+        lock = slot_lock(self.store, self.facts_ns, entity_id, slot_key)
+        yield Call(lock.acquire, lock.aacquire)
+        self.held.append(lock)
+
+    def release(self) -> None:
+        """Release the slot lock held, if any."""
+        while self.held:
+            self.held.pop().release()
+
 
 # ---------------------------------------------------------------- reads
 
@@ -149,7 +145,7 @@ def scan(ctx: FlowContext, namespace: tuple[str, ...], filter: dict[str, Any]) -
     size = ctx.config.page_size
     while True:
         op = SearchOp(namespace, filter=filter, limit=size, offset=len(items))
-        page = (yield StoreCall((op,)))[0]
+        page = (yield StoreOps((op,)))[0]
         items.extend(page)
         if len(page) < size:
             return items
@@ -158,19 +154,19 @@ def scan(ctx: FlowContext, namespace: tuple[str, ...], filter: dict[str, Any]) -
 def get_entity(ctx: FlowContext, entity_id: str) -> Flow[Entity | None]:
     """One entity, or ``None``."""
     eid = normalize_id(entity_id, what="entity_id")
-    return parse_one((yield StoreCall((GetOp(ctx.entities_ns, eid),)))[0], Entity)
+    return parse_one((yield StoreOps((GetOp(ctx.entities_ns, eid),)))[0], Entity)
 
 
 def list_entities(ctx: FlowContext, entity_type: str | None, limit: int) -> Flow[list[Entity]]:
     """Entities of the scope, optionally of one type."""
     filt = {"entity_type": normalize_attribute(entity_type)} if entity_type else {}
     op = SearchOp(ctx.entities_ns, filter=filt or None, limit=max(1, limit))
-    return parse_records((yield StoreCall((op,)))[0], Entity)
+    return parse_records((yield StoreOps((op,)))[0], Entity)
 
 
 def get_fact(ctx: FlowContext, fact_id: str) -> Flow[Fact | None]:
     """One fact by id, or ``None``."""
-    return parse_one((yield StoreCall((GetOp(ctx.facts_ns, fact_id),)))[0], Fact)
+    return parse_one((yield StoreOps((GetOp(ctx.facts_ns, fact_id),)))[0], Fact)
 
 
 def get_facts(ctx: FlowContext, entity_id: str, as_of: datetime | None) -> Flow[list[Fact]]:
@@ -198,7 +194,7 @@ def profile_candidates(ctx: FlowContext, entity_id: str, max_facts: int) -> Flow
     """
     limit = max(PROFILE_CANDIDATES, 4 * max_facts)
     op = SearchOp(ctx.facts_ns, filter={"entity_id": entity_id, "status": "current"}, limit=limit)
-    items = (yield StoreCall((op,)))[0]
+    items = (yield StoreOps((op,)))[0]
     return [f for f in parse_records(items, Fact) if f.is_current]
 
 
@@ -220,7 +216,7 @@ def critical_facts(
         filters.append({**base, "pinned": True})
     if not filters or limit < 1:
         return []
-    found = yield StoreCall(tuple(SearchOp(ctx.facts_ns, filter=f, limit=limit) for f in filters))
+    found = yield StoreOps(tuple(SearchOp(ctx.facts_ns, filter=f, limit=limit) for f in filters))
     facts: dict[str, Fact] = {}
     for items in found:
         for fact in parse_records(items, Fact):
@@ -245,7 +241,7 @@ def relations_of(ctx: FlowContext, entity_id: str) -> Flow[list[RelatedEntity]]:
     relations = parse_records(items, Relation)
     if not relations:
         return []
-    found = yield StoreCall(tuple(GetOp(ctx.entities_ns, r.target_id) for r in relations))
+    found = yield StoreOps(tuple(GetOp(ctx.entities_ns, r.target_id) for r in relations))
     return related_entities(relations, [parse_one(i, Entity) for i in found])
 
 
@@ -276,7 +272,7 @@ def search(
         etype = normalize_attribute(entity_type)
         fact_filter["entity_type"] = etype
         entity_filter = {"entity_type": etype}
-    facts, entities = yield StoreCall(
+    facts, entities = yield StoreOps(
         (
             SearchOp(ctx.facts_ns, filter=fact_filter, limit=top_k, query=query),
             SearchOp(ctx.entities_ns, filter=entity_filter, limit=top_k, query=query),
@@ -333,7 +329,7 @@ def upsert_entity(
         entity = Entity.model_validate({**base, "updated_at": ctx.now})
     except ValueError as exc:
         raise InvalidInputError(f"invalid entity {entity_id!r}: {exc}") from exc
-    yield StoreCall((ctx.put_entity(entity),))
+    yield StoreOps((ctx.put_entity(entity),))
     return entity
 
 
@@ -372,7 +368,7 @@ def add_relation(
                 "create it first with upsert_entity() or store_fact()"
             )
     value = relation.model_dump(mode="json")
-    yield StoreCall((*writes, PutOp(ctx.relations_ns, relation.key, value, index=False)))
+    yield StoreOps((*writes, PutOp(ctx.relations_ns, relation.key, value, index=False)))
     return relation
 
 
@@ -383,15 +379,6 @@ class _Decision:
     previous: Fact | None = None
     writes: list[Fact] = field(default_factory=list)
     judgement: Judgement | None = None
-    held: SlotCall | None = None  # a slotted fact's lock, taken for an unslotted draft
-
-
-def _hold(ctx: FlowContext, entity_id: str, slot_key: str) -> SlotCall:
-    return SlotCall(ctx.facts_ns, entity_id, slot_key, hold=True)
-
-
-def _release(held: SlotCall) -> SlotCall:
-    return SlotCall(held.namespace, held.entity_id, held.slot_key, hold=False)
 
 
 def _contradiction(
@@ -438,11 +425,11 @@ def _decide_against(
     )
     judgement: Judgement | None = None
     if existing is not None:
-        judgement = yield JudgeCall(existing, draft)
+        judgement = yield ctx.judged(existing, draft)
         if judgement.relation == "same":
             return _reinforced(ctx, existing, draft, judgement, existing.fact_id not in confirmed)
     for candidate in candidates[: ctx.config.max_judged]:
-        verdict: Judgement = yield JudgeCall(candidate, draft)
+        verdict: Judgement = yield ctx.judged(candidate, draft)
         if verdict.relation != "same":
             continue
         bump = candidate.fact_id not in confirmed
@@ -471,7 +458,7 @@ def _decide_by_similarity(ctx: FlowContext, draft: Fact, confirmed: set[str]) ->
         limit=ctx.config.duplicate_candidates,
         query=draft.content,
     )
-    items = (yield StoreCall((op,)))[0]
+    items = (yield StoreOps((op,)))[0]
     near = select_near_duplicates(items, ctx.config.duplicate_min_score)
     judged = 0
     for found in near:
@@ -479,30 +466,21 @@ def _decide_by_similarity(ctx: FlowContext, draft: Fact, confirmed: set[str]) ->
             break
         if found.slot_key is not None and draft.slot_key is not None:
             continue  # different slots (same slots were handled by the slot rule)
-        held = None
         existing: Fact | None = found
         if found.slot_key is not None:
             # A decision about a slotted fact is the slot's: lock it, read it again.
-            held = _hold(ctx, found.entity_id, found.slot_key)
-            yield held
+            yield from ctx.hold(found.entity_id, found.slot_key)
             existing = yield from get_fact(ctx, found.fact_id)
-        if existing is None or not existing.is_current:
-            if held is not None:
-                yield _release(held)
-            continue
-        judged += 1
-        judgement: Judgement = yield JudgeCall(existing, draft)
-        decision = None
-        if judgement.relation == "same":
-            bump = existing.fact_id not in confirmed
-            decision = _reinforced(ctx, existing, draft, judgement, bump)
-        elif judgement.relation == "contradicts":
-            decision = _contradiction(ctx, existing, draft, judgement)
-        if decision is not None:
-            decision.held = held
-            return decision
-        if held is not None:
-            yield _release(held)
+        if existing is not None and existing.is_current:
+            judged += 1
+            judgement: Judgement = yield ctx.judged(existing, draft)
+            if judgement.relation == "same":
+                bump = existing.fact_id not in confirmed
+                return _reinforced(ctx, existing, draft, judgement, bump)
+            if judgement.relation == "contradicts":
+                return _contradiction(ctx, existing, draft, judgement)
+        if found.slot_key is not None:
+            ctx.release()  # the lock of this fact's slot, taken above (the draft has none)
     return _Decision("new", draft, None, [draft])
 
 
@@ -525,18 +503,16 @@ def store_fact(
         draft = draft.model_copy(update={"entity_type": entity.entity_type})
     seen = confirmed if confirmed is not None else set()
     decision = None
-    held = None
-    if draft.slot_key is not None:
-        # Read, decide and write the slot under its lock: one current value per slot.
-        held = _hold(ctx, draft.entity_id, draft.slot_key)
-        yield held
-        decision = yield from _decide_in_slot(ctx, draft, seen)
-    if decision is None:
-        decision = yield from _decide_by_similarity(ctx, draft, seen)
-    yield StoreCall((*entity_writes, *(ctx.put_fact(f) for f in decision.writes)))
-    held = held or decision.held
-    if held is not None:
-        yield _release(held)
+    try:
+        if draft.slot_key is not None:
+            # Read, decide and write the slot under its lock: one current value per slot.
+            yield from ctx.hold(draft.entity_id, draft.slot_key)
+            decision = yield from _decide_in_slot(ctx, draft, seen)
+        if decision is None:
+            decision = yield from _decide_by_similarity(ctx, draft, seen)
+        yield StoreOps((*entity_writes, *(ctx.put_fact(f) for f in decision.writes)))
+    finally:
+        ctx.release()
     seen.add(decision.fact.fact_id)
     judgement = decision.judgement
     return FactWriteResult(
@@ -553,7 +529,7 @@ def delete_fact(ctx: FlowContext, fact_id: str) -> Flow[bool]:
     existing = yield from get_fact(ctx, fact_id)
     if existing is None:
         return False
-    yield StoreCall((PutOp(ctx.facts_ns, fact_id, None),))
+    yield StoreOps((PutOp(ctx.facts_ns, fact_id, None),))
     return True
 
 
@@ -566,22 +542,21 @@ def pin_fact(ctx: FlowContext, fact_id: str, pinned: bool) -> Flow[Fact]:
     if not isinstance(pinned, bool):
         raise InvalidInputError(f"pinned is {pinned!r}: pass True to pin or False to unpin")
     existing = yield from get_fact(ctx, fact_id)
-    held = None
-    if existing is not None and existing.slot_key is not None:
-        # Rewriting a slotted fact must not undo a supersession made meanwhile.
-        held = _hold(ctx, existing.entity_id, existing.slot_key)
-        yield held
-        existing = yield from get_fact(ctx, fact_id)
-    if existing is None:
-        raise InvalidInputError(
-            f"no fact with id {fact_id!r} in this scope: pass a fact_id from store_fact(), "
-            "get_facts() or semantic_search() of the same user"
-        )
-    if existing.pinned != pinned:
-        existing = existing.model_copy(update={"pinned": pinned})
-        yield StoreCall((ctx.put_fact(existing),))
-    if held is not None:
-        yield _release(held)
+    try:
+        if existing is not None and existing.slot_key is not None:
+            # Rewriting a slotted fact must not undo a supersession made meanwhile.
+            yield from ctx.hold(existing.entity_id, existing.slot_key)
+            existing = yield from get_fact(ctx, fact_id)
+        if existing is None:
+            raise InvalidInputError(
+                f"no fact with id {fact_id!r} in this scope: pass a fact_id from store_fact(), "
+                "get_facts() or semantic_search() of the same user"
+            )
+        if existing.pinned != pinned:
+            existing = existing.model_copy(update={"pinned": pinned})
+            yield StoreOps((ctx.put_fact(existing),))
+    finally:
+        ctx.release()
     return existing
 
 
@@ -647,7 +622,6 @@ def remember_from_text(
     text: str,
     *,
     heuristic: ExtractionResult,
-    use_llm: bool,
     subject_id: str,
     source_episode_id: str | None,
 ) -> Flow[RememberResult]:
@@ -657,10 +631,13 @@ def remember_from_text(
     confirmed: set[str] = set()
     into = (subject, source_episode_id, result, confirmed)  # the speaker, provenance, results
     yield from _store_extraction(ctx, heuristic, (), *into)
-    if not use_llm:
+    llm = ctx.extractor
+    if llm is None:
         return result
     known = yield from list_entities(ctx, None, ctx.config.max_known_entities)
-    extraction: ExtractionResult = yield ExtractCall(text, tuple(known))
+    extraction: ExtractionResult = yield Call(
+        lambda: llm.extract(text, known), lambda: llm.aextract(text, known)
+    )
     result.paths.append("llm")
     if extraction.error is not None:
         result.errors.append(extraction.error)

@@ -30,20 +30,16 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from langchain_core.language_models import BaseChatModel
 from langgraph.store.base import BaseStore
 
-from langchain_tiered_memory import plans
-from langchain_tiered_memory.erasure_fence import awriting, call_started, put_namespaces, writing
-from langchain_tiered_memory.errors import ConfigurationError
 from langchain_tiered_memory.stores.serialized import unwrap
 from langchain_tiered_memory.tiers.common.access import CountsAccess, RecordAccess
 from langchain_tiered_memory.tiers.common.args import tier_args
 from langchain_tiered_memory.tiers.common.records import Plan, arun_plan, run_plan
 from langchain_tiered_memory.tiers.common.scope import MemoryScope
-from langchain_tiered_memory.tiers.common.slot_lock import SlotLock, slot_lock
 from langchain_tiered_memory.tiers.semantic import flows
 from langchain_tiered_memory.tiers.semantic.consistency import (
     ConsistencyJudge,
@@ -74,6 +70,10 @@ __all__ = ["SemanticMemory"]
 
 T = TypeVar("T")
 U = TypeVar("U")
+
+
+def _then(flow: Plan[T], after: Callable[[T], Plan[U]]) -> Plan[U]:
+    return (yield from after((yield from flow)))
 
 
 class SemanticMemory(CountsAccess):
@@ -143,72 +143,30 @@ class SemanticMemory(CountsAccess):
     # ------------------------------------------------------------ drivers
 
     def _ctx(self) -> flows.FlowContext:
-        return flows.FlowContext(self.scope, self.config, ensure_aware(self.clock()))
-
-    def _slot_lock(self, request: flows.SlotCall) -> SlotLock:
-        return slot_lock(unwrap(self.store), request.namespace, request.entity_id, request.slot_key)
+        now = ensure_aware(self.clock())
+        return flows.FlowContext(
+            self.scope, self.config, now, self.judge, self.extractor, unwrap(self.store)
+        )
 
     def _run(self, flow: flows.Flow[T]) -> T:
-        held: list[SlotLock] = []  # the slot lock the flow holds, if any
-
-        def execute(request: flows.Request) -> Any:
-            if isinstance(request, flows.StoreCall):
-                with writing(self.store, put_namespaces(request.ops)):
-                    return self.store.batch(request.ops)
-            if isinstance(request, flows.JudgeCall):
-                return self.judge.judge(request.existing, request.new)
-            if isinstance(request, flows.SlotCall):
-                lock = self._slot_lock(request)
-                if request.hold:
-                    lock.acquire()
-                    held[:] = [lock]
-                else:
-                    held.clear()
-                    lock.release()
-                return None
-            return self._extractor().extract(request.text, request.known)
-
         try:
-            with call_started():  # the erasure fence's start of this call
-                return plans.run_plan(flow, execute, handled=())
+            return run_plan(self.store, flow)
         finally:
-            for lock in held:
-                lock.release()
+            flow.close()  # a flow stopped by an error releases the slot lock it holds
 
     async def _arun(self, flow: flows.Flow[T]) -> T:
-        held: list[SlotLock] = []  # the slot lock the flow holds, if any
-
-        async def execute(request: flows.Request) -> Any:
-            if isinstance(request, flows.StoreCall):
-                async with awriting(self.store, put_namespaces(request.ops)):
-                    return await self.store.abatch(request.ops)
-            if isinstance(request, flows.JudgeCall):
-                return await self.judge.ajudge(request.existing, request.new)
-            if isinstance(request, flows.SlotCall):
-                lock = self._slot_lock(request)
-                if request.hold:
-                    await lock.aacquire()
-                    held[:] = [lock]
-                else:
-                    held.clear()
-                    lock.release()
-                return None
-            return await self._extractor().aextract(request.text, request.known)
-
         try:
-            with call_started():
-                return await plans.arun_plan(flow, execute, handled=())
+            return await arun_plan(self.store, flow)
         finally:
-            for lock in held:
-                lock.release()
+            flow.close()
 
     def _then(self, flow: flows.Flow[T], after: Callable[[T], Plan[U]]) -> U:
         """Run ``flow``, then the plan ``after`` builds from its result."""
-        return run_plan(self.store, after(self._run(flow)))
+        return self._run(_then(flow, after))
 
     async def _athen(self, flow: flows.Flow[T], after: Callable[[T], Plan[U]]) -> U:
         """Async twin of :meth:`_then`."""
-        return await arun_plan(self.store, after(await self._arun(flow)))
+        return await self._arun(_then(flow, after))
 
     # ------------------------------------------------------------ access plans
 
@@ -249,11 +207,6 @@ class SemanticMemory(CountsAccess):
             yield from self.access.delete_plan(fact_id)
         return deleted
 
-    def _extractor(self) -> EntityFactExtractor:
-        if self.extractor is None:
-            raise ConfigurationError("no LLM extractor configured: pass llm= or extractor=")
-        return self.extractor
-
     def _remember_flow(
         self, text: str, source_episode_id: str | None, subject_id: str | None
     ) -> flows.Flow[RememberResult]:
@@ -262,7 +215,6 @@ class SemanticMemory(CountsAccess):
             self._ctx(),
             checked,
             heuristic=self.heuristic_extractor.extract(checked),
-            use_llm=self.extractor is not None,
             subject_id=subject_id or self.scope.user_id,
             source_episode_id=source_episode_id,
         )
