@@ -35,7 +35,7 @@ from langchain_tiered_memory.tiers.working.messages import (
     check_max_tokens,
     to_message,
 )
-from langchain_tiered_memory.tiers.working.select import Selection, select_groups
+from langchain_tiered_memory.tiers.working.select import select_groups
 
 __all__ = [
     "ConversationBuffer",
@@ -209,7 +209,19 @@ class WorkingBuffer(ABC):
     ) -> None:
         self._store(messages, priority)
 
-    def _context(self, selection: Selection, **extra: Any) -> WorkingContext:
+    def _fit(
+        self,
+        candidates: Iterable[Group],
+        *,
+        contiguous: bool,
+        extra_system: Group | None = None,
+        **info: Any,
+    ) -> WorkingContext:
+        """Select the system groups (and ``extra_system``), then ``candidates``, within budget."""
+        systems = [*self._log.systems, extra_system] if extra_system else self._log.systems
+        selection = select_groups(
+            systems, candidates, self.max_tokens, self.counter, contiguous=contiguous
+        )
         kept = sum(len(g.messages) for g in selection.groups if g.kind != "summary")
         return WorkingContext(
             messages=selection.messages,
@@ -219,7 +231,7 @@ class WorkingBuffer(ABC):
             dropped=len(self._log) - kept,
             trimmed=selection.trimmed,
             invalid=selection.invalid,
-            **extra,
+            **info,
         )
 
 
@@ -240,14 +252,7 @@ class ConversationBuffer(WorkingBuffer):
 
     def get_context(self) -> WorkingContext:
         """The system messages and the most recent messages that fit ``max_tokens``."""
-        selection = select_groups(
-            self._log.systems,
-            reversed(self._log.chat),
-            self.max_tokens,
-            self.counter,
-            contiguous=True,
-        )
-        return self._context(selection)
+        return self._fit(reversed(self._log.chat), contiguous=True)
 
 
 def _ranked(log: MessageLog) -> Iterator[Group]:
@@ -281,11 +286,4 @@ class PriorityTruncationBuffer(WorkingBuffer):
 
     def get_context(self) -> WorkingContext:
         """The highest-priority messages that fit ``max_tokens``, in original order."""
-        selection = select_groups(
-            self._log.systems,
-            _ranked(self._log),
-            self.max_tokens,
-            self.counter,
-            contiguous=False,
-        )
-        return self._context(selection)
+        return self._fit(_ranked(self._log), contiguous=False)

@@ -64,7 +64,6 @@ from langchain_tiered_memory.tiers.working.window import (
     failure_status,
     plan_compression,
     summary_group,
-    trigger_tokens,
     try_summarize,
 )
 from langchain_tiered_memory.tokens import TokenCounter
@@ -145,7 +144,11 @@ class WorkingMemoryNode:
             raise ConfigurationError(
                 f"output must be 'messages' or 'llm_input_messages', got {output!r}"
             )
-        self.trigger_tokens = trigger_tokens(max_tokens, summary_trigger_ratio)
+        if not 0 < summary_trigger_ratio <= 1:
+            raise ConfigurationError(
+                f"summary_trigger_ratio must be in (0, 1], got {summary_trigger_ratio}"
+            )
+        self.trigger_tokens = int(max_tokens * summary_trigger_ratio)
         self.counter: TokenCounter = as_token_counter(counter)
         self._cache = MessageTokenCache(self.counter)
         self.recent_window = recent_window

@@ -38,7 +38,6 @@ from langchain_tiered_memory.tiers.working.messages import (
     Priority,
     summary_message,
 )
-from langchain_tiered_memory.tiers.working.select import select_groups
 from langchain_tiered_memory.tiers.working.summary import (
     SummarizationTimeoutError,
     Summarizer,
@@ -53,7 +52,6 @@ __all__ = [
     "failure_status",
     "plan_compression",
     "summary_group",
-    "trigger_tokens",
     "try_summarize",
 ]
 
@@ -107,19 +105,6 @@ def summary_group(
 def failure_status(exc: BaseException) -> SummaryStatus:
     """``"timeout"`` for a timeout, else ``"failed"``."""
     return "timeout" if isinstance(exc, (SummarizationTimeoutError, TimeoutError)) else "failed"
-
-
-def trigger_tokens(max_tokens: int, summary_trigger_ratio: float) -> int:
-    """Tokens stored past which older messages are summarised.
-
-    Raises:
-        ConfigurationError: ``summary_trigger_ratio`` is not in (0, 1].
-    """
-    if not 0 < summary_trigger_ratio <= 1:
-        raise ConfigurationError(
-            f"summary_trigger_ratio must be in (0, 1], got {summary_trigger_ratio}"
-        )
-    return int(max_tokens * summary_trigger_ratio)
 
 
 def try_summarize(
@@ -184,7 +169,10 @@ class SlidingWindowSummaryBuffer(WorkingBuffer):
         max_prompt_tokens: int | None = None,
     ) -> None:
         super().__init__(max_tokens, counter=counter)
-        self.summary_trigger = trigger_tokens(max_tokens, summary_trigger_ratio)
+        if not 0 < summary_trigger_ratio <= 1:
+            raise ConfigurationError(
+                f"summary_trigger_ratio must be in (0, 1], got {summary_trigger_ratio}"
+            )
         if recent_window < 0:
             raise ConfigurationError(f"recent_window must be >= 0, got {recent_window}")
         summary_budget = summary_max_tokens or max(1, max_tokens // 10)
@@ -194,6 +182,7 @@ class SlidingWindowSummaryBuffer(WorkingBuffer):
                 f"({max_tokens})"
             )
         self.recent_window = recent_window
+        self.summary_trigger = int(max_tokens * summary_trigger_ratio)
         self.summarizer = Summarizer(
             llm,
             counter=self.counter,
@@ -288,12 +277,10 @@ class SlidingWindowSummaryBuffer(WorkingBuffer):
         summary = summary_group(
             self.running_summary, self._log, self.counter, self.summary_token_count
         )
-        systems = [*self._log.systems, summary] if summary else self._log.systems
-        selection = select_groups(
-            systems, reversed(self._log.chat), self.max_tokens, self.counter, contiguous=True
-        )
-        return self._context(
-            selection,
+        return self._fit(
+            reversed(self._log.chat),
+            contiguous=True,
+            extra_system=summary,
             summary=self.running_summary,
             summary_status=self.summary_status,
             error=None
