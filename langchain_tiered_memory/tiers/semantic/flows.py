@@ -20,11 +20,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, TypeAlias, TypeVar
 
-from langgraph.store.base import GetOp, Item, PutOp, SearchOp
+from langgraph.store.base import GetOp, PutOp, SearchItem, SearchOp
 
 from langchain_tiered_memory.errors import InvalidInputError
 from langchain_tiered_memory.text import cap_query, check_text, check_top_k
-from langchain_tiered_memory.tiers.common.records import Call, Plan, StoreOps
+from langchain_tiered_memory.tiers.common.records import Call, Plan, StoreOps, search_all
 from langchain_tiered_memory.tiers.common.scope import MemoryScope, normalize_id
 from langchain_tiered_memory.tiers.common.slot_lock import SlotLock, slot_lock
 from langchain_tiered_memory.tiers.semantic.consistency import (
@@ -118,6 +118,10 @@ class FlowContext:
             self.entities_ns, entity.entity_id, entity_value(entity), index=["search_text"]
         )
 
+    def scan(self, namespace: tuple[str, ...], filter: dict[str, Any]) -> Flow[list[SearchItem]]:
+        """Every item under ``namespace`` matching ``filter``, in pages of ``config.page_size``."""
+        return search_all(namespace, [filter], page_size=self.config.page_size)
+
     def judged(self, existing: Fact, new: Fact) -> Call:
         """The consistency judge's call; its result is a :class:`Judgement`."""
         return Call(
@@ -137,18 +141,6 @@ class FlowContext:
 
 
 # ---------------------------------------------------------------- reads
-
-
-def scan(ctx: FlowContext, namespace: tuple[str, ...], filter: dict[str, Any]) -> Flow[list[Item]]:
-    """Every item under ``namespace`` matching ``filter``, page by page."""
-    items: list[Item] = []
-    size = ctx.config.page_size
-    while True:
-        op = SearchOp(namespace, filter=filter, limit=size, offset=len(items))
-        page = (yield StoreOps((op,)))[0]
-        items.extend(page)
-        if len(page) < size:
-            return items
 
 
 def get_entity(ctx: FlowContext, entity_id: str) -> Flow[Entity | None]:
@@ -175,11 +167,8 @@ def get_facts(ctx: FlowContext, entity_id: str, as_of: datetime | None) -> Flow[
     filt: dict[str, Any] = {"entity_id": eid}
     if as_of is None:
         filt["status"] = "current"
-    facts = parse_records((yield from scan(ctx, ctx.facts_ns, filt)), Fact)
-    if as_of is not None:
-        facts = [f for f in facts if f.is_current_at(as_of)]
-    else:
-        facts = [f for f in facts if f.is_current]
+    facts = parse_records((yield from ctx.scan(ctx.facts_ns, filt)), Fact)
+    facts = [f for f in facts if (f.is_current if as_of is None else f.is_current_at(as_of))]
     return sorted(facts, key=lambda f: (f.attribute or "~", f.valid_from or f.first_observed))
 
 
@@ -230,14 +219,14 @@ def fact_history(ctx: FlowContext, entity_id: str, attribute: str | None) -> Flo
     filt: dict[str, Any] = {"entity_id": normalize_id(entity_id, what="entity_id")}
     if attribute is not None:
         filt["attribute"] = normalize_attribute(attribute)
-    facts = parse_records((yield from scan(ctx, ctx.facts_ns, filt)), Fact)
+    facts = parse_records((yield from ctx.scan(ctx.facts_ns, filt)), Fact)
     return sorted(facts, key=lambda f: (f.valid_from or f.first_observed, f.first_observed))
 
 
 def relations_of(ctx: FlowContext, entity_id: str) -> Flow[list[RelatedEntity]]:
     """Outgoing relations of an entity with their (existing) targets."""
     eid = normalize_id(entity_id, what="entity_id")
-    items = yield from scan(ctx, ctx.relations_ns, {"source_id": eid})
+    items = yield from ctx.scan(ctx.relations_ns, {"source_id": eid})
     relations = parse_records(items, Relation)
     if not relations:
         return []
@@ -407,7 +396,7 @@ def _reinforced(
 def _decide_in_slot(ctx: FlowContext, draft: Fact, confirmed: set[str]) -> Flow[_Decision | None]:
     """Compare with the facts in the draft's slot; ``None`` if the slot is empty."""
     filt = {"entity_id": draft.entity_id, "slot_key": draft.slot_key}
-    facts = parse_records((yield from scan(ctx, ctx.facts_ns, filt)), Fact)
+    facts = parse_records((yield from ctx.scan(ctx.facts_ns, filt)), Fact)
     current = sorted((f for f in facts if f.is_current), key=lambda f: f.valid_from or ctx.now)
     existing = current[-1] if current else None
     ended = end_extra_current(current)
