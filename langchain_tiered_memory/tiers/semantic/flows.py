@@ -3,14 +3,6 @@
 Each flow is a :data:`~langchain_tiered_memory.tiers.common.records.Plan`: it yields
 store operations and calls (the judge, the extractor, a slot lock), so the sync and
 async methods of ``SemanticMemory`` share every line of logic.
-
-Examples:
-    >>> from langgraph.store.memory import InMemoryStore
-    >>> from langchain_tiered_memory.tiers.common.scope import MemoryScope
-    >>> from langchain_tiered_memory.tiers.semantic.memory import SemanticMemory
-    >>> memory = SemanticMemory(InMemoryStore(), MemoryScope("alice"))
-    >>> memory.store_fact("alice", "Likes tea").outcome
-    'new'
 """
 
 from __future__ import annotations

@@ -214,14 +214,11 @@ class Fact(BaseModel):
         status: ``current``, ``superseded`` or ``candidate``.
         source: Which write path produced it (``heuristic``, ``llm``, ``manual``).
         superseded_by: Id of the fact that replaced it, if any.
-        pinned: Pinned facts are never forgotten by consolidation (neither by the
-            forgetting rules nor by the size cap); see ``SemanticMemory.pin_fact``.
-        access_count: How often retrievals (``semantic_search``,
-            ``retrieve_entity_context``) returned the fact. Not stored with the
-            fact: ``get_fact``, ``get_facts``, ``fact_history`` and consolidation
-            fill it from the access log; retrieval results carry ``0``.
-        last_accessed: When a retrieval last returned it (``None``: never);
-            filled like ``access_count``.
+        pinned: Never forgotten by consolidation; see ``SemanticMemory.pin_fact``.
+        access_count: How often retrievals returned the fact. Not stored with it:
+            ``get_fact``, ``get_facts``, ``fact_history`` and consolidation fill it;
+            retrieval results carry ``0``.
+        last_accessed: When a retrieval last returned it (``None``: never), filled alike.
 
     Examples:
         >>> from datetime import datetime, timezone
@@ -298,29 +295,23 @@ class SemanticConfig:
         stale_after_days: Facts unconfirmed for longer are stale (left out of context).
         reinforce_step: Confidence added when a fact is stated again (capped at 1.0).
         supersede_margin: A new value in an occupied slot supersedes the current one
-            unless its confidence is lower by more than this margin; then it is kept
-            as a candidate. Restating a candidate reinforces it and promotes it once
-            it is within the margin.
+            unless its confidence is lower by more than this; then it is a candidate,
+            promoted once restatements bring it within the margin.
         duplicate_candidates: How many near-duplicates the store search returns per write.
-        duplicate_min_score: Search score below which a hit is not a near-duplicate.
-            ``None`` (default): every hit goes to the judge, best first. Scores mean
-            different things on different stores (cosine on ``InMemoryStore``, a
-            reciprocal-rank score in the Qdrant store's hybrid mode), so only set
-            this when you know your store's scale.
+        duplicate_min_score: Search score below which a hit is not a near-duplicate;
+            ``None`` (default) judges every hit. Scores differ between stores (cosine,
+            reciprocal rank), so set it only when you know your store's scale.
         max_judged: At most this many near-duplicates are judged per write.
         heuristic_confidence: Confidence of facts from the regex extractor.
         multi_valued_attributes: Attributes whose values coexist.
         page_size: Page size when listing an entity's facts.
         max_known_entities: Known entities given to the LLM extractor.
-        llm_timeout: Seconds one LLM call (extraction, consistency judgement)
-            may take; ``None`` waits as long as it takes. A call that takes
-            longer fails like any other LLM failure: the heuristic result is
-            kept and the error is recorded (``RememberResult.errors``,
-            ``SemanticMemory.extraction_errors``).
-        track_access: Count how often retrievals return each fact
-            (``Fact.access_count``, ``last_accessed``), for the forgetting size
-            cap. A retrieval counts its accesses in process memory only; they
-            are saved later (see :mod:`~langchain_tiered_memory.tiers.common.access`).
+        llm_timeout: Seconds one LLM call (extraction, judgement) may take (``None``:
+            no limit); a slower call fails like any LLM failure: the heuristic result
+            is kept and the error recorded (``RememberResult.errors``).
+        track_access: Count how often retrievals return each fact, for the forgetting
+            size cap (in process memory, saved later; see
+            :mod:`~langchain_tiered_memory.tiers.common.access`).
 
     Raises:
         ConfigurationError: A setting is out of range (the message names it).
