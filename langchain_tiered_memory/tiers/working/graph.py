@@ -1,20 +1,13 @@
 """Working memory as a LangGraph node or pre-model hook over ``MessagesState``.
 
-The node fits ``state["messages"]`` to a token budget before the model sees
-them. With a chat model it also folds older messages into a running summary
-kept in the graph state under ``summary``, so a checkpointer persists it per
-thread; without one it only trims (FIFO, keeping system messages, never
-splitting a tool call from its results).
+The node fits ``state["messages"]`` to a token budget; with a chat model it also folds
+older messages into a running summary kept in the graph state (``summary``), so a
+checkpointer persists it per thread. Without one it only trims (FIFO).
 
-Two output modes:
-
-* ``"messages"`` (default): rewrites the thread's messages to the fitted
-  context (``RemoveMessage(REMOVE_ALL_MESSAGES)`` then the kept messages, the
-  summary first as a system message), so state stays small;
-* ``"llm_input_messages"``: leaves the thread's messages alone and returns the
-  fitted context as ``llm_input_messages`` (what ``create_react_agent``'s
-  ``pre_model_hook`` reads); ``summarized_through`` records the id of the last
-  summarised message.
+Output modes: ``"messages"`` (default) rewrites the thread's messages to the fitted
+context (``RemoveMessage(REMOVE_ALL_MESSAGES)``, then the summary and kept messages);
+``"llm_input_messages"`` leaves them alone and returns the context as
+``llm_input_messages`` (what a ``pre_model_hook`` returns), with ``summarized_through``.
 
 Examples:
     >>> from langgraph.checkpoint.memory import InMemorySaver

@@ -170,13 +170,9 @@ class ContextWindowBudget:
     def allocations(self) -> dict[str, int]:
         """Tokens allocated to each section, in layout order; they sum to ``total``."""
         alloc: dict[str, int] = {}
-        for name in SECTIONS:
+        for name, default in DEFAULT_SECTION_TOKENS.items():
             explicit = getattr(self, name)
-            alloc[name] = (
-                explicit
-                if explicit is not None
-                else DEFAULT_SECTION_TOKENS[name] * self.total // _DEFAULT_TOTAL
-            )
+            alloc[name] = default * self.total // _DEFAULT_TOTAL if explicit is None else explicit
         spare = self.total - sum(alloc.values())
         if spare < 0:
             raise TokenBudgetError(

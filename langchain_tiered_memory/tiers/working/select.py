@@ -17,7 +17,7 @@ Examples:
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from langchain_core.messages import BaseMessage
 
@@ -82,15 +82,8 @@ def trim_group(group: Group, room: int, counter: TokenCounter) -> Group | None:
         tokens[i] = new_tokens
     if excess > 0:
         return None
-    return Group(
-        group.start,
-        messages,
-        tokens,
-        group.priority,
-        group.kind,
-        set(group.pending),
-        group.orphan,
-        trimmed=True,
+    return replace(
+        group, messages=messages, tokens=tokens, pending=set(group.pending), trimmed=True
     )
 
 
