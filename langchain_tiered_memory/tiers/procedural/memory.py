@@ -324,17 +324,13 @@ class ProceduralMemory:
             (found,) = yield StoreOps((SearchOp(self.strategies_namespace, None, limit, 0, text),))
             items = list(found)
         strategies = yield from self._with_counts([strategy_from_value(i.value) for i in items])
-        relevances: list[float | None] = [None] * len(items)
-        if text is not None:
-            relevances = list(
-                relevance_scores([i.score for i in items], self.config.relevance_scale)
-            )
-        scored = [self._scored(s, r) for s, r in zip(strategies, relevances, strict=True)]
-        kept = [
-            s
-            for s in scored
-            if s.confidence >= min_confidence and (text is None or s.relevance >= min_relevance)
-        ]
+        if text is None:  # confidence alone
+            kept = [self._scored(s, None) for s in strategies]
+        else:
+            scores = relevance_scores([i.score for i in items], self.config.relevance_scale)
+            kept = [self._scored(s, r) for s, r in zip(strategies, scores, strict=True)]
+            kept = [s for s in kept if s.relevance >= min_relevance]
+        kept = [s for s in kept if s.confidence >= min_confidence]
         kept.sort(key=lambda s: (s.score, s.confidence), reverse=True)
         return kept[:top_k]
 

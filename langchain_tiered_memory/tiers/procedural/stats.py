@@ -57,6 +57,8 @@ _MAX_TEXT = 1000
 """Characters kept of an error message or hint."""
 _MAX_VALUE_CHARS = 80
 _NO_MESSAGE = "(no error message)"
+_STORED = ("uses", "successes", "ms", "last", "last_failure", "errors", "params", "recent")
+"""The :class:`ToolStats` attributes its stored JSON list holds, in order."""
 
 
 def validate_tool_use(record: ToolUsageRecord | dict[str, Any]) -> ToolUsageRecord:
@@ -169,16 +171,7 @@ class ToolStats:
         The statistics are one JSON text field: a store builds its payload from
         one string far faster than from the nested tables.
         """
-        stats = [
-            self.uses,
-            self.successes,
-            self.ms,
-            self.last,
-            self.last_failure,
-            self.errors,
-            self.params,
-            self.recent,
-        ]
+        stats = [getattr(self, name) for name in _STORED]
         return {"tool_name": tool_name, "uses": self.uses, "stats": _compact(stats)}
 
     @classmethod
