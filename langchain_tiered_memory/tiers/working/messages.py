@@ -286,13 +286,8 @@ class MessageLog:
         self.tokens += count
         if isinstance(message, ToolMessage):
             call_id = str(message.tool_call_id or "")
-            last = self.chat[-1] if self.chat else None
-            if (
-                last is not None
-                and last.kind == "tools"
-                and last is self.groups[-1]
-                and call_id in last.pending
-            ):
+            last = self.groups[-1] if self.groups else None  # the open tool-call group?
+            if last is not None and last.kind == "tools" and call_id in last.pending:
                 last.messages.append(message)
                 last.tokens.append(count)
                 last.pending.discard(call_id)
