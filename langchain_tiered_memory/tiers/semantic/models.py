@@ -125,10 +125,6 @@ def check_confidence(confidence: float) -> float:
     return value
 
 
-def _entity_id(value: str) -> str:
-    return normalize_id(value, what="entity_id")
-
-
 def _text(value: str) -> str:
     cleaned = " ".join(value.split())
     if not cleaned:
@@ -136,7 +132,7 @@ def _text(value: str) -> str:
     return cleaned
 
 
-EntityId = Annotated[str, AfterValidator(_entity_id)]
+EntityId = Annotated[str, AfterValidator(lambda value: normalize_id(value, what="entity_id"))]
 Label = Annotated[str, AfterValidator(normalize_attribute)]
 Text = Annotated[str, AfterValidator(_text)]
 Aware = Annotated[datetime, AfterValidator(ensure_aware)]

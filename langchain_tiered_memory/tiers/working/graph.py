@@ -147,17 +147,15 @@ class WorkingMemoryNode:
         self.recent_window = recent_window
         self.output = output
         self.summary_key = summary_key
-        self.summarizer = (
-            None
-            if model is None
-            else Summarizer(
+        self.summarizer: Summarizer | None = None
+        if model is not None:
+            self.summarizer = Summarizer(
                 model,
                 counter=self.counter,
                 max_summary_tokens=summary_max_tokens or max(1, max_tokens // 10),
                 max_prompt_tokens=max_tokens,
                 timeout=timeout,
             )
-        )
 
     # Shared pure steps -----------------------------------------------------
 
