@@ -378,9 +378,7 @@ class ProceduralMemory:
     def record_tool_use(self, record: ToolUsageRecord | dict[str, Any]) -> ToolUsageRecord:
         """Count one tool use (secrets redacted) in its tool's statistics; returns the record.
 
-        A ``record_id`` among the tool's last
-        :data:`~langchain_tiered_memory.tiers.procedural.stats.RECENT_IDS` uses
-        counts once (a queued write replayed after a crash).
+        A ``record_id`` among the tool's last :data:`.stats.RECENT_IDS` uses counts once.
 
         Raises:
             InvalidInputError: The record is invalid (e.g. empty tool name,
@@ -403,10 +401,8 @@ class ProceduralMemory:
     def get_all_tool_guidance(self) -> list[ToolGuidance]:
         """Guidance for every tool used in this scope, by tool name.
 
-        On a store that versions its namespaces (the embedded
-        ``QdrantMemoryStore``, see its ``namespace_version``) the result is
-        kept and reused until this scope's procedural memory changes: the
-        context assembler asks for it on every call.
+        On a store that versions its namespaces (the embedded ``QdrantMemoryStore``) the
+        result is reused until this scope's procedural memory changes.
         """
         return self._run(self._kept_guidance_plan())
 
