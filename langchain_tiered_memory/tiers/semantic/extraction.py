@@ -18,6 +18,7 @@ import re
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
@@ -248,63 +249,57 @@ def _is_occupation(value: str) -> bool:
 @dataclass(frozen=True)
 class _Rule:
     attribute: str
-    pattern: re.Pattern[str]
+    pattern: str
     template: str
-    values: Callable[[str], list[str]]
+    values: Callable[[str], list[str]] = _single
     accept: Callable[[str], bool] = lambda v: True
 
-
-def _rule(
-    attribute: str,
-    pattern: str,
-    template: str,
-    values: Callable[[str], list[str]] = _single,
-    accept: Callable[[str], bool] = lambda v: True,
-) -> _Rule:
-    return _Rule(attribute, re.compile(pattern, re.IGNORECASE), template, values, accept)
+    @cached_property
+    def regex(self) -> re.Pattern[str]:
+        return re.compile(self.pattern, re.IGNORECASE)
 
 
 _RULES: tuple[_Rule, ...] = (
-    _rule("name", r"\bmy name is (?P<v>.+)", "Name is {v}"),
-    _rule("name", r"^(?:please\s+)?call me (?P<v>.+)", "Name is {v}"),
-    _rule("allergy", _I_AM + r" " + _ADV + r"allergic to (?P<v>.+)", "Allergic to {v}", _many),
-    _rule(
+    _Rule("name", r"\bmy name is (?P<v>.+)", "Name is {v}"),
+    _Rule("name", r"^(?:please\s+)?call me (?P<v>.+)", "Name is {v}"),
+    _Rule("allergy", _I_AM + r" " + _ADV + r"allergic to (?P<v>.+)", "Allergic to {v}", _many),
+    _Rule(
         "allergy", r"\bi have an? (?:\w+ )?allerg(?:y|ies) to (?P<v>.+)", "Allergic to {v}", _many
     ),
-    _rule("allergy", r"\bi have an? (?P<v>[\w -]+?) allergy\b", "Allergic to {v}", _many),
-    _rule(
+    _Rule("allergy", r"\bi have an? (?P<v>[\w -]+?) allergy\b", "Allergic to {v}", _many),
+    _Rule(
         "allergy", r"\bmy allerg(?:y|ies) (?:is|are|include) (?P<v>.+)", "Allergic to {v}", _many
     ),
-    _rule("lives_in", r"\bi (?:currently |now |still )?live in (?P<v>.+)", "Lives in {v}"),
-    _rule(
+    _Rule("lives_in", r"\bi (?:currently |now |still )?live in (?P<v>.+)", "Lives in {v}"),
+    _Rule(
         "lives_in",
         r"\bi(?:'ve| have)? (?:just |recently |now )?(?:moved|relocated) to (?P<v>.+)",
         "Lives in {v}",
     ),
-    _rule(
+    _Rule(
         "lives_in", _I_AM + r" (?:now |currently )?(?:based|living) in (?P<v>.+)", "Lives in {v}"
     ),
-    _rule("employer", r"\bmy employer is (?P<v>.+)", "Works at {v}"),
-    _rule("employer", r"\bi (?:currently |now )?work (?:at|for) (?P<v>.+)", "Works at {v}"),
-    _rule("employer", _I_AM + r" (?:currently |now )?employed (?:at|by) (?P<v>.+)", "Works at {v}"),
-    _rule("diet", _I_AM + r" (?:an? )?(?:strict )?(?P<v>" + _DIETS + r")\b", "Follows a {v} diet"),
-    _rule(
+    _Rule("employer", r"\bmy employer is (?P<v>.+)", "Works at {v}"),
+    _Rule("employer", r"\bi (?:currently |now )?work (?:at|for) (?P<v>.+)", "Works at {v}"),
+    _Rule("employer", _I_AM + r" (?:currently |now )?employed (?:at|by) (?P<v>.+)", "Works at {v}"),
+    _Rule("diet", _I_AM + r" (?:an? )?(?:strict )?(?P<v>" + _DIETS + r")\b", "Follows a {v} diet"),
+    _Rule(
         "diet", r"\bi (?:eat|follow|keep) (?:an? )?(?P<v>" + _DIETS + r")\b", "Follows a {v} diet"
     ),
-    _rule("occupation", _I_AM + r" an? (?P<v>.+)", "Is {a} {v}", _occupations, _is_occupation),
-    _rule("occupation", r"\bi work as an? (?P<v>.+)", "Is {a} {v}", _occupations, _is_occupation),
-    _rule(
+    _Rule("occupation", _I_AM + r" an? (?P<v>.+)", "Is {a} {v}", _occupations, _is_occupation),
+    _Rule("occupation", r"\bi work as an? (?P<v>.+)", "Is {a} {v}", _occupations, _is_occupation),
+    _Rule(
         "preference",
         r"\bi (?:really |strongly |generally |usually |much |definitely |always )?prefer (?P<v>.+)",
         "Prefers {v}",
     ),
-    _rule(
+    _Rule(
         "dislike",
         r"\bi (?:really |just |absolutely )?(?:don't|do not) (?:really )?like (?P<v>.+)",
         "Dislikes {v}",
         _many,
     ),
-    _rule(
+    _Rule(
         "dislike",
         r"\bi (?:really )?(?:dislike|hate|can't stand|cannot stand|detest) (?P<v>.+)",
         "Dislikes {v}",
@@ -359,7 +354,7 @@ class HeuristicFactExtractor:
             if _CONDITIONAL_RE.search(clause):
                 continue
             for rule in _RULES:
-                match = rule.pattern.search(clause)
+                match = rule.regex.search(clause)
                 if match is None:
                     continue
                 for value in rule.values(match.group("v")):
