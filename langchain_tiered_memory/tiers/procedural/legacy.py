@@ -1,17 +1,11 @@
 """Statistics in the earlier layout (one item per event, folded segments), moved once.
 
-Earlier versions kept every tool use and strategy outcome as its own item, in
-``("procedural", "tool_uses")`` and ``("procedural", "strategy_outcomes")``,
-and folded them into segments (a *head* under ``..._folded`` and a *body*
-holding the events under ``..._folded_events``). :func:`fold_legacy_plan`
-folds those events into the per-tool and per-strategy records, each event id
-once, then deletes the old items. A record it wrote is marked ``legacy``, so a
-move cut short between writing records and deleting old items never counts
-an event twice: the next move only deletes what is left.
-
-:class:`~.memory.ProceduralMemory` runs it once per object, under a lock of
-the scope, before its first read or write; with nothing in the old layout it
-costs one batch of six single-item searches.
+Earlier versions kept each tool use and strategy outcome as an item (``tool_uses``,
+``strategy_outcomes``) folded into segments (``..._folded`` heads, ``..._folded_events``
+bodies). :func:`fold_legacy_plan` folds each event once into the per-tool and
+per-strategy records, marked ``legacy`` so a move cut short never counts twice, then
+deletes the old items. ``ProceduralMemory`` runs it once, before its first read or
+write; with nothing to move it costs one batch of six single-item searches.
 """
 
 from __future__ import annotations

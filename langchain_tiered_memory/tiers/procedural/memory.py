@@ -1,17 +1,8 @@
 """Procedural memory on any LangGraph ``BaseStore``: tool statistics, strategies, preferences.
 
-Everything lives in the store, so a new process (a new :class:`ProceduralMemory`
-on the same store) sees the same statistics. Each tool has one statistics
-record and each strategy one counts record (:mod:`.stats`); a write reads the
-record, adds to it and writes it back while holding that record's lock
-(:func:`~langchain_tiered_memory.tiers.common.slot_lock.slot_lock`), which every
-thread and asyncio task of the process shares, so no count is lost. A read is
-one item per tool or strategy, however many uses were recorded.
-
-Namespaces under the scope: ``("procedural", "tool_stats")`` (one record per
-tool, keyed by its name), ``("procedural", "strategies")`` (definitions,
-embedded for relevance), ``("procedural", "strategy_counts")`` (one record per
-strategy, keyed like its definition) and ``("procedural", "preferences")``.
+Namespaces under the scope: ``("procedural", "tool_stats")`` (one record per tool,
+see :mod:`.stats`), ``("procedural", "strategies")`` (definitions, embedded for
+relevance), ``("procedural", "strategy_counts")`` and ``("procedural", "preferences")``.
 
 Examples:
     >>> from langgraph.store.memory import InMemoryStore
@@ -28,6 +19,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Hashable
+from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, TypeVar
@@ -126,26 +118,6 @@ def _context_text(context: str | None) -> str | None:
     return context.strip() or None
 
 
-class _GuidanceMemo:
-    """The last folded tool guidance, under the store version it was read at."""
-
-    def __init__(self) -> None:
-        self._kept: tuple[Hashable, list[ToolGuidance]] | None = None
-
-    def get(self, token: Hashable | None) -> list[ToolGuidance] | None:
-        """Copies of the kept guidance if it was read at ``token``, else None."""
-        kept = self._kept  # one read: another thread may replace it meanwhile
-        if token is None or kept is None or kept[0] != token:
-            return None
-        return [_copy_guidance(g) for g in kept[1]]
-
-    def keep(self, token: Hashable | None, guidance: list[ToolGuidance]) -> list[ToolGuidance]:
-        """Keep copies of ``guidance`` under ``token`` (nothing if None); return ``guidance``."""
-        if token is not None:
-            self._kept = (token, [_copy_guidance(g) for g in guidance])
-        return guidance
-
-
 def _copy_guidance(guidance: ToolGuidance) -> ToolGuidance:
     """A copy a caller may change (the dataclass is frozen; its lists are not)."""
     return replace(
@@ -201,7 +173,8 @@ class ProceduralMemory:
         self.strategies_namespace = scope.namespace("procedural", "strategies")
         self.strategy_counts_namespace = scope.namespace("procedural", "strategy_counts")
         self.preferences_namespace = scope.namespace("procedural", "preferences")
-        self._guidance_memo = _GuidanceMemo()
+        # The last folded tool guidance, under the store version it was read at.
+        self._kept_guidance: tuple[Hashable, list[ToolGuidance]] | None = None
         self._legacy_moved = False  # statistics of the earlier layout (see :mod:`.legacy`)
 
     def _now(self) -> datetime:
@@ -222,9 +195,7 @@ class ProceduralMemory:
             with self._lock(self.scope.namespace("procedural"), "legacy"):
                 run_plan(self.store, self._legacy_plan())
                 self._legacy_moved = True
-        if lock is None:
-            return run_plan(self.store, plan)
-        with lock:
+        with lock or nullcontext():
             return run_plan(self.store, plan)
 
     async def _arun(self, plan: Plan[T], lock: SlotLock | None = None) -> T:
@@ -233,15 +204,20 @@ class ProceduralMemory:
             async with self._lock(self.scope.namespace("procedural"), "legacy"):
                 await arun_plan(self.store, self._legacy_plan())
                 self._legacy_moved = True
-        if lock is None:
-            return await arun_plan(self.store, plan)
-        async with lock:
+        async with lock or nullcontext():
             return await arun_plan(self.store, plan)
 
     # ------------------------------------------------------------------ plans: tools
 
+    def _record_tool(
+        self, record: ToolUsageRecord | dict[str, Any]
+    ) -> tuple[Plan[ToolUsageRecord], SlotLock]:
+        """The plan adding ``record`` to its tool's record, and that record's lock."""
+        rec = validate_tool_use(record)
+        lock = self._lock(self.tool_stats_namespace, rec.tool_name)
+        return self._record_tool_plan(rec), lock
+
     def _record_tool_plan(self, rec: ToolUsageRecord) -> Plan[ToolUsageRecord]:
-        """Add ``rec`` to its tool's record; run it holding that record's lock."""
         namespace, key = self.tool_stats_namespace, rec.tool_name
         (item,) = yield StoreOps((GetOp(namespace, key),))
         stats = ToolStats.from_value(None if item is None else item.value)
@@ -306,14 +282,15 @@ class ProceduralMemory:
         (strategy,) = yield from self._with_counts([strategy_from_value(item.value)])
         return strategy
 
-    def _outcome_key(self, name: str, success: bool) -> str:
-        """The counts key of strategy ``name``, once the arguments are checked."""
+    def _outcome(self, name: str, success: bool) -> tuple[Plan[Strategy], SlotLock]:
+        """The plan counting one outcome of strategy ``name``, and its counts record's lock."""
         if not isinstance(success, bool):
             raise InvalidInputError(f"success is {success!r}: pass True or False")
-        return strategy_key(_name(name, "strategy name"))
+        key = strategy_key(_name(name, "strategy name"))
+        lock = self._lock(self.strategy_counts_namespace, key)
+        return self._outcome_plan(name, key, success), lock
 
     def _outcome_plan(self, name: str, key: str, success: bool) -> Plan[Strategy]:
-        """Count one outcome; run it holding the lock of the strategy's counts record."""
         namespace = self.strategy_counts_namespace
         item, counted = yield StoreOps(
             (GetOp(self.strategies_namespace, key), GetOp(namespace, key))
@@ -347,17 +324,13 @@ class ProceduralMemory:
             (found,) = yield StoreOps((SearchOp(self.strategies_namespace, None, limit, 0, text),))
             items = list(found)
         strategies = yield from self._with_counts([strategy_from_value(i.value) for i in items])
-        relevances: list[float | None] = [None] * len(items)
-        if text is not None:
-            relevances = list(
-                relevance_scores([i.score for i in items], self.config.relevance_scale)
-            )
-        scored = [self._scored(s, r) for s, r in zip(strategies, relevances, strict=True)]
-        kept = [
-            s
-            for s in scored
-            if s.confidence >= min_confidence and (text is None or s.relevance >= min_relevance)
-        ]
+        if text is None:  # confidence alone
+            kept = [self._scored(s, None) for s in strategies]
+        else:
+            scores = relevance_scores([i.score for i in items], self.config.relevance_scale)
+            kept = [self._scored(s, r) for s, r in zip(strategies, scores, strict=True)]
+            kept = [s for s in kept if s.relevance >= min_relevance]
+        kept = [s for s in kept if s.confidence >= min_confidence]
         kept.sort(key=lambda s: (s.score, s.confidence), reverse=True)
         return kept[:top_k]
 
@@ -405,24 +378,17 @@ class ProceduralMemory:
     def record_tool_use(self, record: ToolUsageRecord | dict[str, Any]) -> ToolUsageRecord:
         """Count one tool use (secrets redacted) in its tool's statistics; returns the record.
 
-        A ``record_id`` among the tool's last
-        :data:`~langchain_tiered_memory.tiers.procedural.stats.RECENT_IDS` uses
-        counts once (a queued write replayed after a crash).
+        A ``record_id`` among the tool's last :data:`.stats.RECENT_IDS` uses counts once.
 
         Raises:
             InvalidInputError: The record is invalid (e.g. empty tool name,
                 negative time); nothing was stored.
         """
-        rec = validate_tool_use(record)
-        return self._run(
-            self._record_tool_plan(rec), self._lock(self.tool_stats_namespace, rec.tool_name)
-        )
+        return self._run(*self._record_tool(record))
 
     async def arecord_tool_use(self, record: ToolUsageRecord | dict[str, Any]) -> ToolUsageRecord:
         """Async twin of :meth:`record_tool_use`."""
-        rec = validate_tool_use(record)
-        lock = self._lock(self.tool_stats_namespace, rec.tool_name)
-        return await self._arun(self._record_tool_plan(rec), lock)
+        return await self._arun(*self._record_tool(record))
 
     def get_tool_guidance(self, tool_name: str) -> ToolGuidance:
         """Success rate, average time, common normalised errors and parameter patterns."""
@@ -435,10 +401,8 @@ class ProceduralMemory:
     def get_all_tool_guidance(self) -> list[ToolGuidance]:
         """Guidance for every tool used in this scope, by tool name.
 
-        On a store that versions its namespaces (the embedded
-        ``QdrantMemoryStore``, see its ``namespace_version``) the result is
-        kept and reused until this scope's procedural memory changes: the
-        context assembler asks for it on every call.
+        On a store that versions its namespaces (the embedded ``QdrantMemoryStore``) the
+        result is reused until this scope's procedural memory changes.
         """
         return self._run(self._kept_guidance_plan())
 
@@ -447,12 +411,15 @@ class ProceduralMemory:
         return await self._arun(self._kept_guidance_plan())
 
     def _kept_guidance_plan(self) -> Plan[list[ToolGuidance]]:
-        # The version is read before the log (when the driver starts the plan).
+        # The version is read before the records (when the driver starts the plan).
         token = self._procedural_version()
-        kept = self._guidance_memo.get(token)
-        if kept is not None:
-            return kept
-        return self._guidance_memo.keep(token, (yield from self._all_guidance_plan()))
+        kept = self._kept_guidance  # one read: another thread may replace it meanwhile
+        if token is not None and kept is not None and kept[0] == token:
+            return [_copy_guidance(g) for g in kept[1]]
+        guidance = yield from self._all_guidance_plan()
+        if token is not None:
+            self._kept_guidance = (token, [_copy_guidance(g) for g in guidance])
+        return guidance
 
     def _procedural_version(self) -> Hashable | None:
         """The store's version of this scope's procedural namespaces, if it keeps one."""
@@ -487,15 +454,11 @@ class ProceduralMemory:
         Raises:
             InvalidInputError: The strategy is not registered.
         """
-        key = self._outcome_key(name, success)
-        lock = self._lock(self.strategy_counts_namespace, key)
-        return self._run(self._outcome_plan(name, key, success), lock)
+        return self._run(*self._outcome(name, success))
 
     async def aupdate_strategy_outcome(self, name: str, success: bool) -> Strategy:
         """Async twin of :meth:`update_strategy_outcome`."""
-        key = self._outcome_key(name, success)
-        lock = self._lock(self.strategy_counts_namespace, key)
-        return await self._arun(self._outcome_plan(name, key, success), lock)
+        return await self._arun(*self._outcome(name, success))
 
     def get_applicable_strategies(
         self,

@@ -1,8 +1,6 @@
 """Records of procedural memory: tool uses, learned strategies, tool guidance.
 
-:class:`ToolUsageRecord` redacts credential-looking parameters, error messages
-and hints as it is built, so a secret never reaches the store (nor a log line
-printing the record). :class:`Strategy` carries a Wilson-score confidence.
+:class:`ToolUsageRecord` redacts secrets as it is built, so none reaches the store or a log.
 
 Examples:
     >>> rec = ToolUsageRecord(tool_name="search", parameters={"q": "x", "api_key": "s3cr3t"},
@@ -39,10 +37,11 @@ __all__ = [
 ]
 
 
-def _required_text(value: str, name: str) -> str:
+def _required_text(value: str, info: Any) -> str:
+    """A model validator: whitespace collapsed, refused if empty (naming the field)."""
     clean = " ".join(value.split())
     if not clean:
-        raise ValueError(f"{name} is empty: pass a non-empty string")
+        raise ValueError(f"{info.field_name} is empty: pass a non-empty string")
     return clean
 
 
@@ -73,22 +72,10 @@ class ToolUsageRecord(BaseModel):
     timestamp: datetime = Field(default_factory=utcnow)
     record_id: str = Field(default_factory=lambda: uuid.uuid4().hex, min_length=1)
 
-    @field_validator("tool_name", mode="after")
-    @classmethod
-    def _tool_name(cls, value: str) -> str:
-        return _required_text(value, "tool_name")
+    _required = field_validator("tool_name", mode="after")(_required_text)
 
-    @field_validator("parameters", mode="after")
-    @classmethod
-    def _redact_parameters(cls, value: dict[str, Any]) -> dict[str, Any]:
-        redacted: dict[str, Any] = redact_parameters(value)
-        return redacted
-
-    @field_validator("error_message", "hint", "context", mode="after")
-    @classmethod
-    def _redact_text(cls, value: str) -> str:
-        return redact_text(value)
-
+    _redact_parameters = field_validator("parameters", mode="after")(redact_parameters)
+    _redact_text = field_validator("error_message", "hint", "context", mode="after")(redact_text)
     _finite_time = field_validator("execution_time_ms", mode="after")(finite_field)
     _aware = field_validator("timestamp", mode="after")(aware_field)
 
@@ -123,11 +110,7 @@ class Strategy(BaseModel):
     last_used: datetime | None = None
     created_at: datetime = Field(default_factory=utcnow)
 
-    @field_validator("name", "description", mode="after")
-    @classmethod
-    def _required(cls, value: str, info: Any) -> str:
-        return _required_text(value, info.field_name)
-
+    _required = field_validator("name", "description", mode="after")(_required_text)
     _aware = field_validator("created_at", "last_used", mode="after")(aware_field)
 
     @property

@@ -1,11 +1,7 @@
 """The procedural context injection: section headers and one safe ``- `` line per memory.
 
-:func:`render_injection` (with :func:`strategy_line`, :func:`warning_line` and
-:func:`preference_line`) renders the injection: section headers that end with
-``:`` and one ``- `` line per memory. Every memory line goes through
-:func:`~langchain_tiered_memory.text.sanitize_line`, so a newline or a
-``</memory-…>`` inside an error message, hint, strategy or preference can
-neither start a prompt line of its own nor close a frame.
+Every memory line goes through :func:`~langchain_tiered_memory.text.sanitize_line`, so
+a newline or ``</memory-…>`` in a remembered text can neither start a line nor close a frame.
 """
 
 from __future__ import annotations
@@ -62,8 +58,7 @@ def render_injection(
 ) -> str:
     """The procedural context injection: a header line per non-empty section, then its lines.
 
-    Every line is either a section header (``Learned strategies:``, ``Tool usage
-    warnings:``, ``User preferences:``) or one memory starting with ``- ``.
+    Headers are ``Learned strategies:``, ``Tool usage warnings:`` and ``User preferences:``.
 
     Examples:
         >>> print(render_injection([], [], {"tone": "concise", "units": "metric"}))

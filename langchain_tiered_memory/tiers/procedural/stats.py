@@ -1,18 +1,10 @@
 """Tool statistics and strategy counts: one stored record per tool and per strategy.
 
-:class:`ToolStats` is everything procedural memory knows about one tool's uses
-(counts, an exact sum of execution times, the latest use and failure, error
-kinds, parameter values of successful calls); :class:`OutcomeCounts` is one
-strategy's successes, failures and last use. :class:`ProceduralMemory` keeps
-each as one store item and updates it read-modify-write while holding that
-record's lock (see :mod:`~langchain_tiered_memory.tiers.common.slot_lock`), so
-threads and asyncio tasks of a process never lose a count.
-
-A tool use counts once per ``record_id``: ``add`` skips an id among the tool's
-last :data:`RECENT_IDS` uses, which covers a queued write replayed after a
-crash and a consolidation pass run again after one. Tables of error kinds and
-parameter values are exact up to :data:`MAX_KINDS` entries each; beyond that
-the least frequent entry makes room (a value most calls share always stays).
+:class:`ProceduralMemory` updates each record read-modify-write under the record's lock
+(:mod:`~langchain_tiered_memory.tiers.common.slot_lock`), so no count is lost. A use
+counts once per ``record_id`` among the tool's last :data:`RECENT_IDS`; tables of error
+kinds and parameter values are exact up to :data:`MAX_KINDS` entries, beyond which the
+least frequent makes room.
 
 Examples:
     >>> stats = ToolStats()
@@ -65,6 +57,8 @@ _MAX_TEXT = 1000
 """Characters kept of an error message or hint."""
 _MAX_VALUE_CHARS = 80
 _NO_MESSAGE = "(no error message)"
+_STORED = ("uses", "successes", "ms", "last", "last_failure", "errors", "params", "recent")
+"""The :class:`ToolStats` attributes its stored JSON list holds, in order."""
 
 
 def validate_tool_use(record: ToolUsageRecord | dict[str, Any]) -> ToolUsageRecord:
@@ -112,13 +106,22 @@ def _later(a: list[Any] | None, b: list[Any]) -> list[Any]:
     return b if a is None or (b[0], b[1]) > (a[0], a[1]) else a
 
 
-def _make_room(table: dict[str, list[Any]], key: str) -> None:
-    """Before ``key`` joins a full ``table``: drop its rarest, oldest entry.
+def _count(table: dict[str, list[Any]], key: str, ts: float, rid: str, new: list[Any]) -> list[Any]:
+    """Count one more ``key`` in ``table`` (entries ``[count, first_ts, first_id, ...]``).
 
-    Entries are lists starting ``[count, first_ts, first_id]``.
+    A new key starts as ``new`` (counted once); in a full table the rarest, oldest entry
+    makes room for it first.
     """
-    if key not in table and len(table) >= MAX_KINDS:
-        del table[min(table, key=lambda k: (table[k][0], table[k][1], table[k][2]))]
+    entry = table.get(key)
+    if entry is None:
+        if len(table) >= MAX_KINDS:
+            del table[min(table, key=lambda k: (table[k][0], table[k][1], table[k][2]))]
+        entry = table[key] = new
+        return entry
+    entry[0] += 1
+    if (ts, rid) < (entry[1], entry[2]):
+        entry[1:3] = [ts, rid]
+    return entry
 
 
 class ToolStats:
@@ -149,41 +152,18 @@ class ToolStats:
         if record.success:
             self.successes += 1
             for name, value in record.parameters.items():
-                self._add_param(str(name), _param_text(value), ts, rid)
+                values = _count(self.params, str(name), ts, rid, [1, ts, rid, {}])[3]
+                _count(values, _param_text(value), ts, rid, [1, ts, rid])
             return True
         message, hint = _clip(record.error_message), _clip(record.hint)
         self.last_failure = _later(self.last_failure, [ts, rid, message, hint])
         signature = normalize_error(record.error_message) if record.error_message else ""
-        key = signature or _NO_MESSAGE
-        mine = self.errors.get(key)
-        if mine is None:
-            _make_room(self.errors, key)
-            self.errors[key] = [1, ts, rid, ts, rid, message]
-            return True
-        mine[0] += 1
-        if (ts, rid) < (mine[1], mine[2]):
-            mine[1:3] = [ts, rid]
-        if (ts, rid) > (mine[3], mine[4]):
-            mine[3:6] = [ts, rid, message]
+        entry = _count(
+            self.errors, signature or _NO_MESSAGE, ts, rid, [1, ts, rid, ts, rid, message]
+        )
+        if (ts, rid) > (entry[3], entry[4]):
+            entry[3:6] = [ts, rid, message]
         return True
-
-    def _add_param(self, name: str, text: str, ts: float, rid: str) -> None:
-        mine = self.params.get(name)
-        if mine is None:
-            _make_room(self.params, name)
-            mine = self.params[name] = [0, ts, rid, {}]
-        mine[0] += 1
-        if (ts, rid) < (mine[1], mine[2]):
-            mine[1:3] = [ts, rid]
-        values: dict[str, list[Any]] = mine[3]
-        seen = values.get(text)
-        if seen is None:
-            _make_room(values, text)
-            values[text] = [1, ts, rid]
-            return
-        seen[0] += 1
-        if (ts, rid) < (seen[1], seen[2]):
-            seen[1:3] = [ts, rid]
 
     def to_value(self, tool_name: str) -> dict[str, Any]:
         """The stored record (read back with :meth:`from_value`).
@@ -191,16 +171,7 @@ class ToolStats:
         The statistics are one JSON text field: a store builds its payload from
         one string far faster than from the nested tables.
         """
-        stats = [
-            self.uses,
-            self.successes,
-            self.ms,
-            self.last,
-            self.last_failure,
-            self.errors,
-            self.params,
-            self.recent,
-        ]
+        stats = [getattr(self, name) for name in _STORED]
         return {"tool_name": tool_name, "uses": self.uses, "stats": _compact(stats)}
 
     @classmethod

@@ -1,15 +1,10 @@
 """Text hygiene for procedural memory: secret redaction and error normalisation.
 
-* :func:`redact_parameters` replaces the value of every parameter whose *name*
-  looks like a credential (``api_key``, ``token``, ``password``, ``secret``,
-  ``authorization`` and variants such as ``access_token``, ``X-Api-Key``,
-  ``clientSecret``), at any depth of nested dicts and lists; string values that
-  *look* like credentials (``Bearer ...``, ``sk-...``) are redacted too.
-* :func:`redact_text` does the value part for free text (error messages).
-* :func:`normalize_error` turns an error message into a signature that groups
-  recurring errors: numbers, ids, hex, quoted strings, paths and URLs become
-  placeholders (``<n>``, ``<id>``, ``<hex>``, ``<str>``, ``<path>``, ``<url>``,
-  ``<ip>``); HTTP status codes (three digits, 1xx to 5xx) stay.
+:func:`redact_parameters` redacts parameters whose *name* looks like a credential
+(``api_key``, ``access_token``, ``X-Api-Key``, ``clientSecret``, ...) at any depth, and
+credential-looking values (``Bearer ...``, ``sk-...``), as :func:`redact_text` does in
+free text. :func:`normalize_error` replaces numbers, ids, hex, quoted strings, paths,
+URLs and IPs with placeholders (``<n>``, ``<str>``, ...), keeping HTTP status codes.
 
 Examples:
     >>> redact_parameters({"q": "shoes", "headers": {"X-Api-Key": "abc"}, "password": "p"})

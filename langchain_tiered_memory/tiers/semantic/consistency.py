@@ -1,24 +1,18 @@
 """Judging whether a new fact restates, contradicts, or is unrelated to a stored one.
 
-Two judges share one interface (:class:`ConsistencyJudge`):
+* :class:`HeuristicConsistencyJudge` (no model), rules in order:
 
-* :class:`HeuristicConsistencyJudge` (no model). Its rules, in order:
+  1. Both facts name an attribute: different attributes or slots (two allergies)
+     are ``unrelated``; the same slot is ``same`` with equal normalised values,
+     else ``contradicts``.
+  2. Otherwise the sets of content words (:func:`~langchain_tiered_memory.text.analyze`
+     terms, ``n't`` expanded, negations and the entity's id removed) with a Jaccard
+     overlap of at least ``same_threshold`` (0.8) are ``same``, or ``contradicts``
+     when exactly one side is negated; less overlap is ``unrelated``.
 
-  1. Both facts name an attribute: different attributes, or different slots of a
-     multi-valued attribute (two allergies), are ``unrelated``; the same slot with
-     equal normalised values is ``same``, with different values ``contradicts``.
-  2. Otherwise the texts are compared as sets of content words (the terms of
-     :func:`langchain_tiered_memory.text.analyze`: lower-cased, stop words
-     dropped, inflections stemmed; ``n't`` expanded, negations and the entity's
-     own id removed). A Jaccard overlap of at least ``same_threshold``
-     (0.8) is ``same``, or ``contradicts`` when exactly one side is negated
-     ("likes coffee" / "does not like coffee"). Anything less is ``unrelated``,
-     so similar wording about different things keeps both facts.
-
-* :class:`LLMConsistencyJudge` asks a chat model through
-  ``with_structured_output(ConsistencyVerdict)``. Cases rule 1 settles are not
-  sent to the model. If the model fails or answers malformed output, the
-  heuristic verdict is used and the error is reported on the judgement.
+* :class:`LLMConsistencyJudge` asks a chat model for a :class:`ConsistencyVerdict`
+  (cases rule 1 settles are not sent); on a model failure the heuristic verdict is
+  used and the error is reported on the judgement.
 
 Examples:
     >>> from datetime import datetime, timezone

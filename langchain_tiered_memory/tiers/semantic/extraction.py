@@ -1,18 +1,9 @@
 """Turning text into entities and facts: a cheap regex path and an LLM path.
 
-* :class:`HeuristicFactExtractor` finds explicit first-person statements ("I am
-  allergic to shellfish", "I moved to Lyon", "my employer is Acme") with fixed
-  regular expressions and maps them to attribute slots. Deterministic, free, no
-  model; it misses anything said less plainly, and it skips questions,
-  negations ("I am not allergic ...") and conditionals ("if I lived in ...").
-* :class:`EntityFactExtractor` asks a chat model for an :class:`ExtractionOutput`
-  through ``with_structured_output``, giving it the entities already known so it
-  reuses their names instead of inventing duplicates. It never raises: a failed
-  call or malformed output gives an :class:`ExtractionResult` whose ``error``
-  says what went wrong (also logged and kept in :attr:`EntityFactExtractor.failures`),
-  and whose output is empty, so nothing gets stored.
-
-Both return the same :class:`ExtractionResult`, so the write path treats them alike.
+:class:`HeuristicFactExtractor` maps explicit first-person statements to attribute
+slots with fixed regular expressions (free, deterministic); :class:`EntityFactExtractor`
+asks a chat model, told the known entities so it reuses their names, and never raises.
+Both return an :class:`ExtractionResult`, so the write path treats them alike.
 
 Examples:
     >>> result = HeuristicFactExtractor().extract("I'm allergic to shellfish. I live in Lyon.")
@@ -27,6 +18,7 @@ import re
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
@@ -138,11 +130,9 @@ class ExtractionResult:
 
 
 def resolve_entity_id(name: str, known: Sequence[Entity], subject_id: str) -> str:
-    """Map an extracted entity name to an entity id, reusing known entities.
+    """Map an extracted name to ``subject_id`` (first person), a known entity, or a new id.
 
-    First-person names resolve to ``subject_id``; a name equal (after
-    normalising) to a known entity's id, name or alias resolves to that entity;
-    anything else becomes a new id from the normalised name.
+    A known entity matches by its id, name or an alias (normalised).
 
     Raises:
         InvalidInputError: The name is empty.
@@ -259,63 +249,57 @@ def _is_occupation(value: str) -> bool:
 @dataclass(frozen=True)
 class _Rule:
     attribute: str
-    pattern: re.Pattern[str]
+    pattern: str
     template: str
-    values: Callable[[str], list[str]]
+    values: Callable[[str], list[str]] = _single
     accept: Callable[[str], bool] = lambda v: True
 
-
-def _rule(
-    attribute: str,
-    pattern: str,
-    template: str,
-    values: Callable[[str], list[str]] = _single,
-    accept: Callable[[str], bool] = lambda v: True,
-) -> _Rule:
-    return _Rule(attribute, re.compile(pattern, re.IGNORECASE), template, values, accept)
+    @cached_property
+    def regex(self) -> re.Pattern[str]:
+        return re.compile(self.pattern, re.IGNORECASE)
 
 
 _RULES: tuple[_Rule, ...] = (
-    _rule("name", r"\bmy name is (?P<v>.+)", "Name is {v}"),
-    _rule("name", r"^(?:please\s+)?call me (?P<v>.+)", "Name is {v}"),
-    _rule("allergy", _I_AM + r" " + _ADV + r"allergic to (?P<v>.+)", "Allergic to {v}", _many),
-    _rule(
+    _Rule("name", r"\bmy name is (?P<v>.+)", "Name is {v}"),
+    _Rule("name", r"^(?:please\s+)?call me (?P<v>.+)", "Name is {v}"),
+    _Rule("allergy", _I_AM + r" " + _ADV + r"allergic to (?P<v>.+)", "Allergic to {v}", _many),
+    _Rule(
         "allergy", r"\bi have an? (?:\w+ )?allerg(?:y|ies) to (?P<v>.+)", "Allergic to {v}", _many
     ),
-    _rule("allergy", r"\bi have an? (?P<v>[\w -]+?) allergy\b", "Allergic to {v}", _many),
-    _rule(
+    _Rule("allergy", r"\bi have an? (?P<v>[\w -]+?) allergy\b", "Allergic to {v}", _many),
+    _Rule(
         "allergy", r"\bmy allerg(?:y|ies) (?:is|are|include) (?P<v>.+)", "Allergic to {v}", _many
     ),
-    _rule("lives_in", r"\bi (?:currently |now |still )?live in (?P<v>.+)", "Lives in {v}"),
-    _rule(
+    _Rule("lives_in", r"\bi (?:currently |now |still )?live in (?P<v>.+)", "Lives in {v}"),
+    _Rule(
         "lives_in",
         r"\bi(?:'ve| have)? (?:just |recently |now )?(?:moved|relocated) to (?P<v>.+)",
         "Lives in {v}",
     ),
-    _rule(
+    _Rule(
         "lives_in", _I_AM + r" (?:now |currently )?(?:based|living) in (?P<v>.+)", "Lives in {v}"
     ),
-    _rule("employer", r"\bmy employer is (?P<v>.+)", "Works at {v}"),
-    _rule("employer", r"\bi (?:currently |now )?work (?:at|for) (?P<v>.+)", "Works at {v}"),
-    _rule("employer", _I_AM + r" (?:currently |now )?employed (?:at|by) (?P<v>.+)", "Works at {v}"),
-    _rule("diet", _I_AM + r" (?:an? )?(?:strict )?(?P<v>" + _DIETS + r")\b", "Follows a {v} diet"),
-    _rule(
+    _Rule("employer", r"\bmy employer is (?P<v>.+)", "Works at {v}"),
+    _Rule("employer", r"\bi (?:currently |now )?work (?:at|for) (?P<v>.+)", "Works at {v}"),
+    _Rule("employer", _I_AM + r" (?:currently |now )?employed (?:at|by) (?P<v>.+)", "Works at {v}"),
+    _Rule("diet", _I_AM + r" (?:an? )?(?:strict )?(?P<v>" + _DIETS + r")\b", "Follows a {v} diet"),
+    _Rule(
         "diet", r"\bi (?:eat|follow|keep) (?:an? )?(?P<v>" + _DIETS + r")\b", "Follows a {v} diet"
     ),
-    _rule("occupation", _I_AM + r" an? (?P<v>.+)", "Is {a} {v}", _occupations, _is_occupation),
-    _rule("occupation", r"\bi work as an? (?P<v>.+)", "Is {a} {v}", _occupations, _is_occupation),
-    _rule(
+    _Rule("occupation", _I_AM + r" an? (?P<v>.+)", "Is {a} {v}", _occupations, _is_occupation),
+    _Rule("occupation", r"\bi work as an? (?P<v>.+)", "Is {a} {v}", _occupations, _is_occupation),
+    _Rule(
         "preference",
         r"\bi (?:really |strongly |generally |usually |much |definitely |always )?prefer (?P<v>.+)",
         "Prefers {v}",
     ),
-    _rule(
+    _Rule(
         "dislike",
         r"\bi (?:really |just |absolutely )?(?:don't|do not) (?:really )?like (?P<v>.+)",
         "Dislikes {v}",
         _many,
     ),
-    _rule(
+    _Rule(
         "dislike",
         r"\bi (?:really )?(?:dislike|hate|can't stand|cannot stand|detest) (?P<v>.+)",
         "Dislikes {v}",
@@ -370,7 +354,7 @@ class HeuristicFactExtractor:
             if _CONDITIONAL_RE.search(clause):
                 continue
             for rule in _RULES:
-                match = rule.pattern.search(clause)
+                match = rule.regex.search(clause)
                 if match is None:
                     continue
                 for value in rule.values(match.group("v")):

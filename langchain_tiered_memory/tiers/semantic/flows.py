@@ -1,34 +1,34 @@
 """The semantic tier's operations as I/O-free plans, run by a sync or an async driver.
 
-Each flow is a generator: it *yields* requests (store operations, a consistency
-judgement, an LLM extraction), receives their answers, and *returns* the
-result. :class:`~langchain_tiered_memory.tiers.semantic.memory.SemanticMemory` runs a
-flow with ``store.batch`` / ``judge.judge`` or ``store.abatch`` /
-``judge.ajudge``, so the sync and async methods share every line of logic.
-
-Examples:
-    >>> from langgraph.store.memory import InMemoryStore
-    >>> from langchain_tiered_memory.tiers.common.scope import MemoryScope
-    >>> from langchain_tiered_memory.tiers.semantic.memory import SemanticMemory
-    >>> memory = SemanticMemory(InMemoryStore(), MemoryScope("alice"))
-    >>> memory.store_fact("alice", "Likes tea").outcome
-    'new'
+Each flow is a :data:`~langchain_tiered_memory.tiers.common.records.Plan`: it yields
+store operations and calls (the judge, the extractor, a slot lock), so the sync and
+async methods of ``SemanticMemory`` share every line of logic.
 """
 
 from __future__ import annotations
 
-from collections.abc import Generator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, TypeAlias, TypeVar
 
-from langgraph.store.base import GetOp, Item, Op, PutOp, SearchOp
+from langgraph.store.base import GetOp, PutOp, SearchItem, SearchOp
 
 from langchain_tiered_memory.errors import InvalidInputError
 from langchain_tiered_memory.text import cap_query, check_text, check_top_k
+from langchain_tiered_memory.tiers.common.records import Call, Plan, StoreOps, search_all
 from langchain_tiered_memory.tiers.common.scope import MemoryScope, normalize_id
-from langchain_tiered_memory.tiers.semantic.consistency import Judgement
-from langchain_tiered_memory.tiers.semantic.extraction import ExtractionResult, resolve_entity_id
+from langchain_tiered_memory.tiers.common.slot_lock import SlotLock, slot_lock
+from langchain_tiered_memory.tiers.semantic.consistency import (
+    ConsistencyJudge,
+    HeuristicConsistencyJudge,
+    Judgement,
+)
+from langchain_tiered_memory.tiers.semantic.extraction import (
+    EntityFactExtractor,
+    ExtractionResult,
+    resolve_entity_id,
+)
 from langchain_tiered_memory.tiers.semantic.models import (
     Entity,
     Fact,
@@ -52,6 +52,7 @@ from langchain_tiered_memory.tiers.semantic.rules import (
     entity_value,
     make_draft,
     merge_search_hits,
+    parse_one,
     parse_records,
     promote,
     reinforce,
@@ -61,60 +62,28 @@ from langchain_tiered_memory.tiers.semantic.rules import (
     supersede,
 )
 
-__all__ = ["ExtractCall", "Flow", "FlowContext", "JudgeCall", "Request", "SlotCall", "StoreCall"]
+__all__ = ["Flow", "FlowContext"]
 
 T = TypeVar("T")
 
-
-@dataclass(frozen=True)
-class StoreCall:
-    """Run these store operations in one ``batch``; the answer is the result list."""
-
-    ops: tuple[Op, ...]
-
-
-@dataclass(frozen=True)
-class JudgeCall:
-    """Ask the consistency judge; the answer is a :class:`Judgement`."""
-
-    existing: Fact
-    new: Fact
-
-
-@dataclass(frozen=True)
-class ExtractCall:
-    """Ask the LLM extractor; the answer is an :class:`ExtractionResult`."""
-
-    text: str
-    known: tuple[Entity, ...]
-
-
-@dataclass(frozen=True)
-class SlotCall:
-    """Take (``hold``) or release the lock of one fact slot; the answer is ``None``.
-
-    A flow holds at most one slot lock at a time, from reading the slot to
-    writing its decision (see :mod:`.slot_lock`); the driver releases a lock
-    still held when the flow ends or fails.
-    """
-
-    namespace: tuple[str, ...]
-    entity_id: str
-    slot_key: str
-    hold: bool
-
-
-Request: TypeAlias = StoreCall | JudgeCall | ExtractCall | SlotCall
-Flow: TypeAlias = Generator[Request, Any, T]
+Flow: TypeAlias = Plan[T]
 
 
 @dataclass(frozen=True)
 class FlowContext:
-    """Where and when a flow runs: namespaces of the scope, settings, and ``now``."""
+    """Where, when and with what a flow runs: the scope, settings, ``now``, judge, extractor.
+
+    ``store`` is the (unwrapped) store whose slot locks writes take; a flow holds at
+    most one, from reading the slot to writing its decision (:meth:`hold`).
+    """
 
     scope: MemoryScope
     config: SemanticConfig
     now: datetime
+    judge: ConsistencyJudge = field(default_factory=HeuristicConsistencyJudge)
+    extractor: EntityFactExtractor | None = None
+    store: object = None
+    held: list[SlotLock] = field(default_factory=list)
 
     @property
     def entities_ns(self) -> tuple[str, ...]:
@@ -141,44 +110,47 @@ class FlowContext:
             self.entities_ns, entity.entity_id, entity_value(entity), index=["search_text"]
         )
 
+    def scan(self, namespace: tuple[str, ...], filter: dict[str, Any]) -> Flow[list[SearchItem]]:
+        """Every item under ``namespace`` matching ``filter``, in pages of ``config.page_size``."""
+        return search_all(namespace, [filter], page_size=self.config.page_size)
+
+    def judged(self, existing: Fact, new: Fact) -> Call:
+        """The consistency judge's call; its result is a :class:`Judgement`."""
+        return Call(
+            lambda: self.judge.judge(existing, new), lambda: self.judge.ajudge(existing, new)
+        )
+
+    def hold(self, entity_id: str, slot_key: str) -> Flow[None]:
+        """Take the lock of one fact slot (until :meth:`release`)."""
+        lock = slot_lock(self.store, self.facts_ns, entity_id, slot_key)
+        yield Call(lock.acquire, lock.aacquire)
+        self.held.append(lock)
+
+    def release(self) -> None:
+        """Release the slot lock held, if any."""
+        while self.held:
+            self.held.pop().release()
+
 
 # ---------------------------------------------------------------- reads
-
-
-def scan(ctx: FlowContext, namespace: tuple[str, ...], filter: dict[str, Any]) -> Flow[list[Item]]:
-    """Every item under ``namespace`` matching ``filter``, page by page."""
-    items: list[Item] = []
-    size = ctx.config.page_size
-    while True:
-        op = SearchOp(namespace, filter=filter, limit=size, offset=len(items))
-        page = (yield StoreCall((op,)))[0]
-        items.extend(page)
-        if len(page) < size:
-            return items
 
 
 def get_entity(ctx: FlowContext, entity_id: str) -> Flow[Entity | None]:
     """One entity, or ``None``."""
     eid = normalize_id(entity_id, what="entity_id")
-    item = (yield StoreCall((GetOp(ctx.entities_ns, eid),)))[0]
-    parsed: list[Entity] = parse_records([item] if item else [], Entity)
-    return parsed[0] if parsed else None
+    return parse_one((yield StoreOps((GetOp(ctx.entities_ns, eid),)))[0], Entity)
 
 
 def list_entities(ctx: FlowContext, entity_type: str | None, limit: int) -> Flow[list[Entity]]:
     """Entities of the scope, optionally of one type."""
     filt = {"entity_type": normalize_attribute(entity_type)} if entity_type else {}
     op = SearchOp(ctx.entities_ns, filter=filt or None, limit=max(1, limit))
-    items = (yield StoreCall((op,)))[0]
-    entities: list[Entity] = parse_records(items, Entity)
-    return entities
+    return parse_records((yield StoreOps((op,)))[0], Entity)
 
 
 def get_fact(ctx: FlowContext, fact_id: str) -> Flow[Fact | None]:
     """One fact by id, or ``None``."""
-    item = (yield StoreCall((GetOp(ctx.facts_ns, fact_id),)))[0]
-    parsed: list[Fact] = parse_records([item] if item else [], Fact)
-    return parsed[0] if parsed else None
+    return parse_one((yield StoreOps((GetOp(ctx.facts_ns, fact_id),)))[0], Fact)
 
 
 def get_facts(ctx: FlowContext, entity_id: str, as_of: datetime | None) -> Flow[list[Fact]]:
@@ -187,11 +159,8 @@ def get_facts(ctx: FlowContext, entity_id: str, as_of: datetime | None) -> Flow[
     filt: dict[str, Any] = {"entity_id": eid}
     if as_of is None:
         filt["status"] = "current"
-    facts: list[Fact] = parse_records((yield from scan(ctx, ctx.facts_ns, filt)), Fact)
-    if as_of is not None:
-        facts = [f for f in facts if f.is_current_at(as_of)]
-    else:
-        facts = [f for f in facts if f.is_current]
+    facts = parse_records((yield from ctx.scan(ctx.facts_ns, filt)), Fact)
+    facts = [f for f in facts if (f.is_current if as_of is None else f.is_current_at(as_of))]
     return sorted(facts, key=lambda f: (f.attribute or "~", f.valid_from or f.first_observed))
 
 
@@ -200,16 +169,13 @@ PROFILE_CANDIDATES = 200
 
 
 def profile_candidates(ctx: FlowContext, entity_id: str, max_facts: int) -> Flow[list[Fact]]:
-    """A bounded read of an entity's current facts for its context.
+    """One bounded search of an entity's current facts, not a scan: any profile size costs alike.
 
-    One search of at most ``max(PROFILE_CANDIDATES, 4 * max_facts)`` items, not a scan
-    of every fact: a profile with tens of thousands of facts costs the same as a small
-    one. On stores that order filter-only searches by update time (the Qdrant store,
-    PostgresStore) these are the most recently confirmed facts.
+    Stores that order filter-only searches by update time return the most recently confirmed.
     """
     limit = max(PROFILE_CANDIDATES, 4 * max_facts)
     op = SearchOp(ctx.facts_ns, filter={"entity_id": entity_id, "status": "current"}, limit=limit)
-    items = (yield StoreCall((op,)))[0]
+    items = (yield StoreOps((op,)))[0]
     return [f for f in parse_records(items, Fact) if f.is_current]
 
 
@@ -222,9 +188,7 @@ def critical_facts(
 ) -> Flow[list[Fact]]:
     """Current facts of an entity in any of ``attributes`` (or pinned), however old.
 
-    One filtered search per attribute (and one for pinned facts), sent together:
-    the profile's bounded read sees only the most recently confirmed facts, and
-    an allergy stated long ago must still be found.
+    One filtered search per attribute (and for pinned facts), sent in one batch.
     """
     eid = normalize_id(entity_id, what="entity_id")
     base: dict[str, Any] = {"entity_id": eid, "status": "current"}
@@ -233,7 +197,7 @@ def critical_facts(
         filters.append({**base, "pinned": True})
     if not filters or limit < 1:
         return []
-    found = yield StoreCall(tuple(SearchOp(ctx.facts_ns, filter=f, limit=limit) for f in filters))
+    found = yield StoreOps(tuple(SearchOp(ctx.facts_ns, filter=f, limit=limit) for f in filters))
     facts: dict[str, Fact] = {}
     for items in found:
         for fact in parse_records(items, Fact):
@@ -247,21 +211,19 @@ def fact_history(ctx: FlowContext, entity_id: str, attribute: str | None) -> Flo
     filt: dict[str, Any] = {"entity_id": normalize_id(entity_id, what="entity_id")}
     if attribute is not None:
         filt["attribute"] = normalize_attribute(attribute)
-    facts: list[Fact] = parse_records((yield from scan(ctx, ctx.facts_ns, filt)), Fact)
+    facts = parse_records((yield from ctx.scan(ctx.facts_ns, filt)), Fact)
     return sorted(facts, key=lambda f: (f.valid_from or f.first_observed, f.first_observed))
 
 
 def relations_of(ctx: FlowContext, entity_id: str) -> Flow[list[RelatedEntity]]:
     """Outgoing relations of an entity with their (existing) targets."""
     eid = normalize_id(entity_id, what="entity_id")
-    items = yield from scan(ctx, ctx.relations_ns, {"source_id": eid})
-    relations: list[Relation] = parse_records(items, Relation)
+    items = yield from ctx.scan(ctx.relations_ns, {"source_id": eid})
+    relations = parse_records(items, Relation)
     if not relations:
         return []
-    ops = tuple(GetOp(ctx.entities_ns, r.target_id) for r in relations)
-    found = yield StoreCall(ops)
-    targets = [parse_records([i], Entity)[0] if i else None for i in found]
-    return related_entities(relations, targets)
+    found = yield StoreOps(tuple(GetOp(ctx.entities_ns, r.target_id) for r in relations))
+    return related_entities(relations, [parse_one(i, Entity) for i in found])
 
 
 def entity_context(ctx: FlowContext, entity_id: str, max_facts: int) -> Flow[EntityContext]:
@@ -291,7 +253,7 @@ def search(
         etype = normalize_attribute(entity_type)
         fact_filter["entity_type"] = etype
         entity_filter = {"entity_type": etype}
-    facts, entities = yield StoreCall(
+    facts, entities = yield StoreOps(
         (
             SearchOp(ctx.facts_ns, filter=fact_filter, limit=top_k, query=query),
             SearchOp(ctx.entities_ns, filter=entity_filter, limit=top_k, query=query),
@@ -348,7 +310,7 @@ def upsert_entity(
         entity = Entity.model_validate({**base, "updated_at": ctx.now})
     except ValueError as exc:
         raise InvalidInputError(f"invalid entity {entity_id!r}: {exc}") from exc
-    yield StoreCall((ctx.put_entity(entity),))
+    yield StoreOps((ctx.put_entity(entity),))
     return entity
 
 
@@ -362,8 +324,7 @@ def add_relation(
 ) -> Flow[Relation]:
     """Store a relation (one per source, type and target; restating updates it).
 
-    Both entities must exist, unless ``create_missing`` gives ``(type, name)`` of
-    the source and of the target to create them with.
+    Both ends must exist, unless ``create_missing`` gives their ``(type, name)`` to create them.
 
     Raises:
         InvalidInputError: An end of the relation does not exist (nothing stored).
@@ -388,7 +349,7 @@ def add_relation(
                 "create it first with upsert_entity() or store_fact()"
             )
     value = relation.model_dump(mode="json")
-    yield StoreCall((*writes, PutOp(ctx.relations_ns, relation.key, value, index=False)))
+    yield StoreOps((*writes, PutOp(ctx.relations_ns, relation.key, value, index=False)))
     return relation
 
 
@@ -399,16 +360,6 @@ class _Decision:
     previous: Fact | None = None
     writes: list[Fact] = field(default_factory=list)
     judgement: Judgement | None = None
-    held: SlotCall | None = None
-    """The slot lock taken for a slotted fact judged against an unslotted draft."""
-
-
-def _hold(ctx: FlowContext, entity_id: str, slot_key: str) -> SlotCall:
-    return SlotCall(ctx.facts_ns, entity_id, slot_key, hold=True)
-
-
-def _release(held: SlotCall) -> SlotCall:
-    return SlotCall(held.namespace, held.entity_id, held.slot_key, hold=False)
 
 
 def _contradiction(
@@ -424,8 +375,7 @@ def _contradiction(
 def _reinforced(
     ctx: FlowContext, existing: Fact, draft: Fact, judgement: Judgement | None, bump: bool
 ) -> _Decision:
-    # The same source episode confirming a fact twice (a replayed write-back, or
-    # consolidation re-reading an episode) is one confirmation, not two.
+    # One source episode confirming a fact twice (a replayed write) is one confirmation.
     already_cited = bool(draft.source_episode_ids) and set(draft.source_episode_ids) <= set(
         existing.source_episode_ids
     )
@@ -438,7 +388,7 @@ def _reinforced(
 def _decide_in_slot(ctx: FlowContext, draft: Fact, confirmed: set[str]) -> Flow[_Decision | None]:
     """Compare with the facts in the draft's slot; ``None`` if the slot is empty."""
     filt = {"entity_id": draft.entity_id, "slot_key": draft.slot_key}
-    facts: list[Fact] = parse_records((yield from scan(ctx, ctx.facts_ns, filt)), Fact)
+    facts = parse_records((yield from ctx.scan(ctx.facts_ns, filt)), Fact)
     current = sorted((f for f in facts if f.is_current), key=lambda f: f.valid_from or ctx.now)
     existing = current[-1] if current else None
     ended = end_extra_current(current)
@@ -456,11 +406,11 @@ def _decide_against(
     )
     judgement: Judgement | None = None
     if existing is not None:
-        judgement = yield JudgeCall(existing, draft)
+        judgement = yield ctx.judged(existing, draft)
         if judgement.relation == "same":
             return _reinforced(ctx, existing, draft, judgement, existing.fact_id not in confirmed)
     for candidate in candidates[: ctx.config.max_judged]:
-        verdict: Judgement = yield JudgeCall(candidate, draft)
+        verdict: Judgement = yield ctx.judged(candidate, draft)
         if verdict.relation != "same":
             continue
         bump = candidate.fact_id not in confirmed
@@ -489,7 +439,7 @@ def _decide_by_similarity(ctx: FlowContext, draft: Fact, confirmed: set[str]) ->
         limit=ctx.config.duplicate_candidates,
         query=draft.content,
     )
-    items = (yield StoreCall((op,)))[0]
+    items = (yield StoreOps((op,)))[0]
     near = select_near_duplicates(items, ctx.config.duplicate_min_score)
     judged = 0
     for found in near:
@@ -497,30 +447,21 @@ def _decide_by_similarity(ctx: FlowContext, draft: Fact, confirmed: set[str]) ->
             break
         if found.slot_key is not None and draft.slot_key is not None:
             continue  # different slots (same slots were handled by the slot rule)
-        held = None
         existing: Fact | None = found
         if found.slot_key is not None:
             # A decision about a slotted fact is the slot's: lock it, read it again.
-            held = _hold(ctx, found.entity_id, found.slot_key)
-            yield held
+            yield from ctx.hold(found.entity_id, found.slot_key)
             existing = yield from get_fact(ctx, found.fact_id)
-        if existing is None or not existing.is_current:
-            if held is not None:
-                yield _release(held)
-            continue
-        judged += 1
-        judgement: Judgement = yield JudgeCall(existing, draft)
-        decision = None
-        if judgement.relation == "same":
-            bump = existing.fact_id not in confirmed
-            decision = _reinforced(ctx, existing, draft, judgement, bump)
-        elif judgement.relation == "contradicts":
-            decision = _contradiction(ctx, existing, draft, judgement)
-        if decision is not None:
-            decision.held = held
-            return decision
-        if held is not None:
-            yield _release(held)
+        if existing is not None and existing.is_current:
+            judged += 1
+            judgement: Judgement = yield ctx.judged(existing, draft)
+            if judgement.relation == "same":
+                bump = existing.fact_id not in confirmed
+                return _reinforced(ctx, existing, draft, judgement, bump)
+            if judgement.relation == "contradicts":
+                return _contradiction(ctx, existing, draft, judgement)
+        if found.slot_key is not None:
+            ctx.release()  # the lock of this fact's slot, taken above (the draft has none)
     return _Decision("new", draft, None, [draft])
 
 
@@ -531,10 +472,9 @@ def store_fact(
     entity_name: str | None = None,
     confirmed: set[str] | None = None,
 ) -> Flow[FactWriteResult]:
-    """Store, reinforce, supersede or keep as candidate (see :mod:`.semantic_rules`).
+    """Store, reinforce, supersede or keep as candidate (see :mod:`.rules`).
 
-    ``confirmed`` holds ids already confirmed by this same text (by the other
-    write path): they gain provenance but no extra confidence.
+    Ids in ``confirmed`` (confirmed by the other write path) gain no extra confidence.
     """
     draft = make_draft(request, config=ctx.config, now=ctx.now)
     entity, entity_writes = yield from ensure_entity(
@@ -544,18 +484,16 @@ def store_fact(
         draft = draft.model_copy(update={"entity_type": entity.entity_type})
     seen = confirmed if confirmed is not None else set()
     decision = None
-    held = None
-    if draft.slot_key is not None:
-        # Read, decide and write the slot under its lock: one current value per slot.
-        held = _hold(ctx, draft.entity_id, draft.slot_key)
-        yield held
-        decision = yield from _decide_in_slot(ctx, draft, seen)
-    if decision is None:
-        decision = yield from _decide_by_similarity(ctx, draft, seen)
-    yield StoreCall((*entity_writes, *(ctx.put_fact(f) for f in decision.writes)))
-    held = held or decision.held
-    if held is not None:
-        yield _release(held)
+    try:
+        if draft.slot_key is not None:
+            # Read, decide and write the slot under its lock: one current value per slot.
+            yield from ctx.hold(draft.entity_id, draft.slot_key)
+            decision = yield from _decide_in_slot(ctx, draft, seen)
+        if decision is None:
+            decision = yield from _decide_by_similarity(ctx, draft, seen)
+        yield StoreOps((*entity_writes, *(ctx.put_fact(f) for f in decision.writes)))
+    finally:
+        ctx.release()
     seen.add(decision.fact.fact_id)
     judgement = decision.judgement
     return FactWriteResult(
@@ -572,7 +510,7 @@ def delete_fact(ctx: FlowContext, fact_id: str) -> Flow[bool]:
     existing = yield from get_fact(ctx, fact_id)
     if existing is None:
         return False
-    yield StoreCall((PutOp(ctx.facts_ns, fact_id, None),))
+    yield StoreOps((PutOp(ctx.facts_ns, fact_id, None),))
     return True
 
 
@@ -585,35 +523,34 @@ def pin_fact(ctx: FlowContext, fact_id: str, pinned: bool) -> Flow[Fact]:
     if not isinstance(pinned, bool):
         raise InvalidInputError(f"pinned is {pinned!r}: pass True to pin or False to unpin")
     existing = yield from get_fact(ctx, fact_id)
-    held = None
-    if existing is not None and existing.slot_key is not None:
-        # Rewriting a slotted fact must not undo a supersession made meanwhile.
-        held = _hold(ctx, existing.entity_id, existing.slot_key)
-        yield held
-        existing = yield from get_fact(ctx, fact_id)
-    if existing is None:
-        raise InvalidInputError(
-            f"no fact with id {fact_id!r} in this scope: pass a fact_id from store_fact(), "
-            "get_facts() or semantic_search() of the same user"
-        )
-    if existing.pinned != pinned:
-        existing = existing.model_copy(update={"pinned": pinned})
-        yield StoreCall((ctx.put_fact(existing),))
-    if held is not None:
-        yield _release(held)
+    try:
+        if existing is not None and existing.slot_key is not None:
+            # Rewriting a slotted fact must not undo a supersession made meanwhile.
+            yield from ctx.hold(existing.entity_id, existing.slot_key)
+            existing = yield from get_fact(ctx, fact_id)
+        if existing is None:
+            raise InvalidInputError(
+                f"no fact with id {fact_id!r} in this scope: pass a fact_id from store_fact(), "
+                "get_facts() or semantic_search() of the same user"
+            )
+        if existing.pinned != pinned:
+            existing = existing.model_copy(update={"pinned": pinned})
+            yield StoreOps((ctx.put_fact(existing),))
+    finally:
+        ctx.release()
     return existing
 
 
 def _store_extraction(
     ctx: FlowContext,
     extraction: ExtractionResult,
-    *,
-    subject_id: str,
     known: Sequence[Entity],
+    subject_id: str,
     source_episode_id: str | None,
     result: RememberResult,
     confirmed: set[str],
 ) -> Flow[None]:
+    """Store what ``extraction`` found into ``result`` (rejected items become its errors)."""
     for found in extraction.output.entities:
         try:
             eid = resolve_entity_id(found.entity_name, known, subject_id)
@@ -666,7 +603,6 @@ def remember_from_text(
     text: str,
     *,
     heuristic: ExtractionResult,
-    use_llm: bool,
     subject_id: str,
     source_episode_id: str | None,
 ) -> Flow[RememberResult]:
@@ -674,30 +610,18 @@ def remember_from_text(
     subject = normalize_id(subject_id, what="subject_id")
     result = RememberResult(paths=["heuristic"])
     confirmed: set[str] = set()
-    yield from _store_extraction(
-        ctx,
-        heuristic,
-        subject_id=subject,
-        known=(),
-        source_episode_id=source_episode_id,
-        result=result,
-        confirmed=confirmed,
-    )
-    if not use_llm:
+    into = (subject, source_episode_id, result, confirmed)  # the speaker, provenance, results
+    yield from _store_extraction(ctx, heuristic, (), *into)
+    llm = ctx.extractor
+    if llm is None:
         return result
     known = yield from list_entities(ctx, None, ctx.config.max_known_entities)
-    extraction: ExtractionResult = yield ExtractCall(text, tuple(known))
+    extraction: ExtractionResult = yield Call(
+        lambda: llm.extract(text, known), lambda: llm.aextract(text, known)
+    )
     result.paths.append("llm")
     if extraction.error is not None:
         result.errors.append(extraction.error)
         return result
-    yield from _store_extraction(
-        ctx,
-        extraction,
-        subject_id=subject,
-        known=known,
-        source_episode_id=source_episode_id,
-        result=result,
-        confirmed=confirmed,
-    )
+    yield from _store_extraction(ctx, extraction, known, *into)
     return result

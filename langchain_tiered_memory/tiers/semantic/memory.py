@@ -1,24 +1,9 @@
 """Semantic memory: entities and facts that stay true, with provenance, confidence and time.
 
-:class:`SemanticMemory` is written against LangGraph's ``BaseStore`` only.
-Records live under the scope's namespaces ``(..., "semantic", "entities")``,
-``(..., "semantic", "facts")`` and ``(..., "semantic", "relations")``. Fact
-contents and entity names are embedded through the store's index, so
-near-duplicates are found with one filtered store search per write.
-
-Every method has an async twin (``store_fact`` / ``astore_fact``). Both run the
-same plan from :mod:`.flows`; only the driver differs.
-
-A single-valued slot (``lives_in``) keeps one current fact however its writes
-interleave: each write reads, decides and writes the slot under a process-wide
-lock of that slot (:mod:`.slot_lock`), which threads wait for and asyncio tasks
-await without blocking the event loop. A second process cannot open the same
-embedded store (``StoreLockedError``).
-
-Retrievals (``semantic_search``, ``retrieve_entity_context``) count one access
-per returned fact in process memory, with no store I/O; the counts are saved later
-(:mod:`~langchain_tiered_memory.tiers.common.access`); facts read back with
-``get_fact``, ``get_facts`` and ``fact_history`` carry ``access_count`` and ``last_accessed``.
+Records live under the scope's namespaces ``(..., "semantic", "entities" | "facts" |
+"relations")``; every method runs a plan of :mod:`.flows`, so sync and async twins share
+their logic. The update rule, including one current value per slot, is in :mod:`.rules`;
+retrievals count accesses in process memory (:mod:`~langchain_tiered_memory.tiers.common.access`).
 
 Examples:
     >>> from langgraph.store.memory import InMemoryStore
@@ -45,20 +30,16 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from langchain_core.language_models import BaseChatModel
 from langgraph.store.base import BaseStore
 
-from langchain_tiered_memory import plans
-from langchain_tiered_memory.erasure_fence import awriting, call_started, put_namespaces, writing
-from langchain_tiered_memory.errors import ConfigurationError
 from langchain_tiered_memory.stores.serialized import unwrap
 from langchain_tiered_memory.tiers.common.access import CountsAccess, RecordAccess
 from langchain_tiered_memory.tiers.common.args import tier_args
 from langchain_tiered_memory.tiers.common.records import Plan, arun_plan, run_plan
 from langchain_tiered_memory.tiers.common.scope import MemoryScope
-from langchain_tiered_memory.tiers.common.slot_lock import SlotLock, slot_lock
 from langchain_tiered_memory.tiers.semantic import flows
 from langchain_tiered_memory.tiers.semantic.consistency import (
     ConsistencyJudge,
@@ -91,18 +72,20 @@ T = TypeVar("T")
 U = TypeVar("U")
 
 
+def _then(flow: Plan[T], after: Callable[[T], Plan[U]]) -> Plan[U]:
+    return (yield from after((yield from flow)))
+
+
 class SemanticMemory(CountsAccess):
     """Entity-centric semantic memory over any LangGraph ``BaseStore``.
 
     Args:
-        store: Where records live. Give it a vector index (``index=`` on the
-            store) so near-duplicates and ``semantic_search`` work by meaning;
-            without one, near-duplicates are looked for among a few recent facts.
+        store: Where records live; with a vector index (``index=``), near-duplicates
+            and ``semantic_search`` work by meaning, else among a few recent facts.
         scope: Whose memory this is (facts never cross scopes).
-        llm: Optional chat model. When given it judges consistency and runs the
-            LLM extractor in :meth:`remember_from_text`; without it, the
-            documented heuristics are used. Each call is limited to
-            ``config.llm_timeout`` seconds.
+        llm: Optional chat model that judges consistency and extracts facts in
+            :meth:`remember_from_text` (else the heuristics), each call limited
+            to ``config.llm_timeout`` seconds.
         clock: Returns "now" (aware); defaults to UTC wall time.
         config: Thresholds and policies (:class:`SemanticConfig`).
         judge: Overrides the consistency judge chosen from ``llm``.
@@ -131,21 +114,18 @@ class SemanticMemory(CountsAccess):
         judge: ConsistencyJudge | None = None,
         extractor: EntityFactExtractor | None = None,
     ) -> None:
-        args = tier_args(store, scope, clock)  # validates, with fix-it messages
+        args = tier_args(store, scope, clock)
         self.store = args.store
         self.scope = args.scope
         self.llm = llm
         self.config = config or SemanticConfig()
         self.clock: Callable[[], datetime] = args.clock
         timeout = self.config.llm_timeout
-        self.judge: ConsistencyJudge = judge or (
-            LLMConsistencyJudge(llm, timeout=timeout)
-            if llm is not None
-            else HeuristicConsistencyJudge()
-        )
-        self.extractor: EntityFactExtractor | None = extractor or (
-            EntityFactExtractor(llm, timeout=timeout) if llm is not None else None
-        )
+        self.judge: ConsistencyJudge = judge or HeuristicConsistencyJudge()
+        self.extractor: EntityFactExtractor | None = extractor
+        if llm is not None:
+            self.judge = judge or LLMConsistencyJudge(llm, timeout=timeout)
+            self.extractor = extractor or EntityFactExtractor(llm, timeout=timeout)
         self.heuristic_extractor = HeuristicFactExtractor(
             confidence=self.config.heuristic_confidence
         )
@@ -163,72 +143,30 @@ class SemanticMemory(CountsAccess):
     # ------------------------------------------------------------ drivers
 
     def _ctx(self) -> flows.FlowContext:
-        return flows.FlowContext(self.scope, self.config, ensure_aware(self.clock()))
-
-    def _slot_lock(self, request: flows.SlotCall) -> SlotLock:
-        return slot_lock(unwrap(self.store), request.namespace, request.entity_id, request.slot_key)
+        now = ensure_aware(self.clock())
+        return flows.FlowContext(
+            self.scope, self.config, now, self.judge, self.extractor, unwrap(self.store)
+        )
 
     def _run(self, flow: flows.Flow[T]) -> T:
-        held: list[SlotLock] = []  # the slot lock the flow holds, if any
-
-        def execute(request: flows.Request) -> Any:
-            if isinstance(request, flows.StoreCall):
-                with writing(self.store, put_namespaces(request.ops)):
-                    return self.store.batch(request.ops)
-            if isinstance(request, flows.JudgeCall):
-                return self.judge.judge(request.existing, request.new)
-            if isinstance(request, flows.SlotCall):
-                lock = self._slot_lock(request)
-                if request.hold:
-                    lock.acquire()
-                    held[:] = [lock]
-                else:
-                    held.clear()
-                    lock.release()
-                return None
-            return self._extractor().extract(request.text, request.known)
-
         try:
-            with call_started():  # the erasure fence's start of this call
-                return plans.run_plan(flow, execute, handled=())
+            return run_plan(self.store, flow)
         finally:
-            for lock in held:
-                lock.release()
+            flow.close()  # a flow stopped by an error releases the slot lock it holds
 
     async def _arun(self, flow: flows.Flow[T]) -> T:
-        held: list[SlotLock] = []  # the slot lock the flow holds, if any
-
-        async def execute(request: flows.Request) -> Any:
-            if isinstance(request, flows.StoreCall):
-                async with awriting(self.store, put_namespaces(request.ops)):
-                    return await self.store.abatch(request.ops)
-            if isinstance(request, flows.JudgeCall):
-                return await self.judge.ajudge(request.existing, request.new)
-            if isinstance(request, flows.SlotCall):
-                lock = self._slot_lock(request)
-                if request.hold:
-                    await lock.aacquire()
-                    held[:] = [lock]
-                else:
-                    held.clear()
-                    lock.release()
-                return None
-            return await self._extractor().aextract(request.text, request.known)
-
         try:
-            with call_started():
-                return await plans.arun_plan(flow, execute, handled=())
+            return await arun_plan(self.store, flow)
         finally:
-            for lock in held:
-                lock.release()
+            flow.close()
 
     def _then(self, flow: flows.Flow[T], after: Callable[[T], Plan[U]]) -> U:
         """Run ``flow``, then the plan ``after`` builds from its result."""
-        return run_plan(self.store, after(self._run(flow)))
+        return self._run(_then(flow, after))
 
     async def _athen(self, flow: flows.Flow[T], after: Callable[[T], Plan[U]]) -> U:
         """Async twin of :meth:`_then`."""
-        return await arun_plan(self.store, after(await self._arun(flow)))
+        return await self._arun(_then(flow, after))
 
     # ------------------------------------------------------------ access plans
 
@@ -269,11 +207,6 @@ class SemanticMemory(CountsAccess):
             yield from self.access.delete_plan(fact_id)
         return deleted
 
-    def _extractor(self) -> EntityFactExtractor:
-        if self.extractor is None:
-            raise ConfigurationError("no LLM extractor configured: pass llm= or extractor=")
-        return self.extractor
-
     def _remember_flow(
         self, text: str, source_episode_id: str | None, subject_id: str | None
     ) -> flows.Flow[RememberResult]:
@@ -282,7 +215,6 @@ class SemanticMemory(CountsAccess):
             self._ctx(),
             checked,
             heuristic=self.heuristic_extractor.extract(checked),
-            use_llm=self.extractor is not None,
             subject_id=subject_id or self.scope.user_id,
             source_episode_id=source_episode_id,
         )
@@ -375,10 +307,9 @@ class SemanticMemory(CountsAccess):
         entity_type: str = "user",
         source: str = "manual",
     ) -> FactWriteResult:
-        """Store a fact, or reinforce, supersede or contradict what is known.
+        """Store a fact, or reinforce, supersede or contradict what is known (see :mod:`.rules`).
 
-        The entity is created (with ``entity_type``) if it does not exist. See
-        :mod:`.semantic_rules` for the update rule.
+        The entity is created (with ``entity_type``) if it does not exist.
 
         Raises:
             InvalidInputError: Empty content, confidence outside [0, 1] or NaN,
@@ -451,9 +382,8 @@ class SemanticMemory(CountsAccess):
     def pin_fact(self, fact_id: str, pinned: bool = True) -> Fact:
         """Pin a stored fact (``pinned=False``: unpin it); pinned facts are never forgotten.
 
-        Consolidation forgets neither by its rules (low confidence, staleness,
-        contradictions) nor by the per-user size cap, and does not merge a
-        pinned fact away as a duplicate. Works on a fact of any status.
+        Consolidation neither forgets them (by its rules or the per-user size cap)
+        nor merges them away as duplicates. Works on a fact of any status.
 
         Args:
             fact_id: The fact's id (``Fact.fact_id``).
@@ -476,9 +406,8 @@ class SemanticMemory(CountsAccess):
     def retrieve_entity_context(self, entity_id: str, max_facts: int = 20) -> EntityContext:
         """Current, confident, non-stale facts and relations of an entity, with text.
 
-        Counts one access of each fact in ``facts`` (in memory; see
-        :meth:`flush_access`). The facts carry ``access_count=0``: read the
-        counts with :meth:`get_facts`.
+        Counts one access of each fact (in memory, see :meth:`flush_access`); the
+        facts carry ``access_count=0``: read the counts with :meth:`get_facts`.
         """
         flow = flows.entity_context(self._ctx(), entity_id, max_facts)
         return self._then(flow, self._touched_context)
@@ -498,8 +427,7 @@ class SemanticMemory(CountsAccess):
     ) -> list[Fact]:
         """Current facts of ``entity_id`` in any of ``attributes`` (or pinned), however old.
 
-        The context assembler shows them whatever the query (health and safety
-        facts, hard constraints, pinned facts).
+        The context assembler shows them whatever the query (health, hard constraints).
         """
         return self._run(
             flows.critical_facts(self._ctx(), entity_id, attributes, include_pinned, limit)
@@ -543,10 +471,9 @@ class SemanticMemory(CountsAccess):
     ) -> RememberResult:
         """Extract and store facts from what the user said.
 
-        The regex extractor always runs (free); the LLM extractor runs too when a
-        model is configured. Each fact records the path that produced it. A failed
-        or malformed LLM extraction stores nothing from that path; the error is in
-        the result and in :attr:`extraction_errors`, and nothing is raised.
+        The regex extractor always runs; the LLM extractor too when a model is set.
+        Each fact records its path. A failed LLM extraction stores nothing from that
+        path: the error is in the result and :attr:`extraction_errors`, never raised.
 
         Args:
             text: The user's message (first person refers to ``subject_id``).

@@ -1,12 +1,7 @@
 """Records of semantic memory: entities, facts with time and provenance, relations.
 
-A :class:`Fact` is one assertion about an entity. It may name the *attribute
-slot* it sets (``lives_in``, ``employer``, ``allergy``, ...) and a ``value``;
-the slot decides which older fact a new one can supersede. Every fact keeps
-its provenance (source episode ids, the write path that produced it), its
-confidence, when it was first observed and last confirmed, and the interval in
-which it was the accepted value (``valid_from`` .. ``valid_to``; ``valid_to``
-``None`` means it still is).
+A :class:`Fact` may name the *attribute slot* it sets (``lives_in``, ``allergy``, ...);
+the slot decides which older fact a new one can supersede.
 
 Examples:
     >>> from datetime import datetime, timezone
@@ -82,9 +77,7 @@ def normalize_attribute(attribute: str) -> str:
 
 
 def normalize_value(value: str) -> str:
-    """Normalise a slot value for comparison: case, whitespace, punctuation, articles, plural.
-
-    Only used to compare values and to key multi-valued slots, never shown.
+    """Normalise a slot value to compare and key slots: case, spaces, punctuation, article, plural.
 
     Examples:
         >>> normalize_value("  The Peanuts! "), normalize_value("peanut")
@@ -99,11 +92,7 @@ def normalize_value(value: str) -> str:
 def slot_key_for(
     attribute: str | None, value: str | None, multi_valued: frozenset[str]
 ) -> str | None:
-    """The key of the slot a fact occupies, or ``None`` for a fact without a slot.
-
-    Single-valued attributes have one slot (``"lives_in"``); a multi-valued
-    attribute has one slot per value (``"allergy=shellfish"``), so two
-    allergies coexist while restating one reinforces it.
+    """A fact's slot key: one per single-valued attribute, one per value of a multi-valued one.
 
     Examples:
         >>> multi = frozenset({"allergy"})
@@ -113,8 +102,7 @@ def slot_key_for(
     if attribute is None:
         return None
     if attribute in multi_valued:
-        # Without a value a multi-valued fact cannot be told apart from its siblings,
-        # so it occupies no slot and is compared by the judge only.
+        # Without a value it occupies no slot and is compared by the judge only.
         return f"{attribute}={normalize_value(value)}" if value else None
     return attribute
 
@@ -137,10 +125,6 @@ def check_confidence(confidence: float) -> float:
     return value
 
 
-def _entity_id(value: str) -> str:
-    return normalize_id(value, what="entity_id")
-
-
 def _text(value: str) -> str:
     cleaned = " ".join(value.split())
     if not cleaned:
@@ -148,7 +132,7 @@ def _text(value: str) -> str:
     return cleaned
 
 
-EntityId = Annotated[str, AfterValidator(_entity_id)]
+EntityId = Annotated[str, AfterValidator(lambda value: normalize_id(value, what="entity_id"))]
 Label = Annotated[str, AfterValidator(normalize_attribute)]
 Text = Annotated[str, AfterValidator(_text)]
 Aware = Annotated[datetime, AfterValidator(ensure_aware)]
@@ -226,14 +210,11 @@ class Fact(BaseModel):
         status: ``current``, ``superseded`` or ``candidate``.
         source: Which write path produced it (``heuristic``, ``llm``, ``manual``).
         superseded_by: Id of the fact that replaced it, if any.
-        pinned: Pinned facts are never forgotten by consolidation (neither by the
-            forgetting rules nor by the size cap); see ``SemanticMemory.pin_fact``.
-        access_count: How often retrievals (``semantic_search``,
-            ``retrieve_entity_context``) returned the fact. Not stored with the
-            fact: ``get_fact``, ``get_facts``, ``fact_history`` and consolidation
-            fill it from the access log; retrieval results carry ``0``.
-        last_accessed: When a retrieval last returned it (``None``: never);
-            filled like ``access_count``.
+        pinned: Never forgotten by consolidation; see ``SemanticMemory.pin_fact``.
+        access_count: How often retrievals returned the fact. Not stored with it:
+            ``get_fact``, ``get_facts``, ``fact_history`` and consolidation fill it;
+            retrieval results carry ``0``.
+        last_accessed: When a retrieval last returned it (``None``: never), filled alike.
 
     Examples:
         >>> from datetime import datetime, timezone
@@ -310,29 +291,23 @@ class SemanticConfig:
         stale_after_days: Facts unconfirmed for longer are stale (left out of context).
         reinforce_step: Confidence added when a fact is stated again (capped at 1.0).
         supersede_margin: A new value in an occupied slot supersedes the current one
-            unless its confidence is lower by more than this margin; then it is kept
-            as a candidate. Restating a candidate reinforces it and promotes it once
-            it is within the margin.
+            unless its confidence is lower by more than this; then it is a candidate,
+            promoted once restatements bring it within the margin.
         duplicate_candidates: How many near-duplicates the store search returns per write.
-        duplicate_min_score: Search score below which a hit is not a near-duplicate.
-            ``None`` (default): every hit goes to the judge, best first. Scores mean
-            different things on different stores (cosine on ``InMemoryStore``, a
-            reciprocal-rank score in the Qdrant store's hybrid mode), so only set
-            this when you know your store's scale.
+        duplicate_min_score: Search score below which a hit is not a near-duplicate;
+            ``None`` (default) judges every hit. Scores differ between stores (cosine,
+            reciprocal rank), so set it only when you know your store's scale.
         max_judged: At most this many near-duplicates are judged per write.
         heuristic_confidence: Confidence of facts from the regex extractor.
         multi_valued_attributes: Attributes whose values coexist.
         page_size: Page size when listing an entity's facts.
         max_known_entities: Known entities given to the LLM extractor.
-        llm_timeout: Seconds one LLM call (extraction, consistency judgement)
-            may take; ``None`` waits as long as it takes. A call that takes
-            longer fails like any other LLM failure: the heuristic result is
-            kept and the error is recorded (``RememberResult.errors``,
-            ``SemanticMemory.extraction_errors``).
-        track_access: Count how often retrievals return each fact
-            (``Fact.access_count``, ``last_accessed``), for the forgetting size
-            cap. A retrieval counts its accesses in process memory only; they
-            are saved later (see :mod:`~langchain_tiered_memory.tiers.common.access`).
+        llm_timeout: Seconds one LLM call (extraction, judgement) may take (``None``:
+            no limit); a slower call fails like any LLM failure: the heuristic result
+            is kept and the error recorded (``RememberResult.errors``).
+        track_access: Count how often retrievals return each fact, for the forgetting
+            size cap (in process memory, saved later; see
+            :mod:`~langchain_tiered_memory.tiers.common.access`).
 
     Raises:
         ConfigurationError: A setting is out of range (the message names it).

@@ -1,32 +1,23 @@
 """Pure rules of the semantic tier: validation, reinforcement, supersession, selection.
 
-No I/O here: every function takes records and the current time and returns new
-records. The sync and async methods of
-:class:`~langchain_tiered_memory.tiers.semantic.memory.SemanticMemory` both run these.
-
+No I/O here: functions take records and the current time and return new records.
 The update rule (what ``store_fact`` does with a new statement):
 
 * **reinforce**: an equivalent current fact exists (same slot value, or judged
-  ``same``): its confidence rises by ``reinforce_step`` (or to the new
-  statement's confidence if that is higher), capped at 1.0; ``last_confirmed``
-  becomes now; the episode id joins its provenance. No new record.
-* **supersede**: the new statement gives a different value for an occupied
-  slot (or is judged to contradict a fact) and its confidence is not *clearly*
-  lower (``new >= old - supersede_margin``). A later statement of where someone
-  lives is a change over time, not a weaker claim, so a merely reinforced old
-  value does not block it. The old fact gets ``valid_to = now``, status
-  ``superseded`` and ``superseded_by``; it stays in history and in "as of" queries.
-* **candidate**: the contradicting statement is clearly less confident; it is
-  kept with status ``candidate`` (never current, not in context) and both facts'
-  ``contradiction_count`` go up. Restating the candidate reinforces it, and it
-  supersedes the current fact once it is within the margin.
-* **new**: nothing related; stored as a new current fact. Facts without a slot
-  are only ever compared by the judge, so similar wording about different
-  things keeps both facts.
-* **one current value per slot**: a slot's writes are serialised (read,
-  decide and write under the slot's lock, :mod:`.slot_lock`); should a slot
-  still hold several current facts (writers of several processes on one
-  Qdrant server), the next write to it keeps the newest and ends the others.
+  ``same``): its confidence rises by ``reinforce_step`` (or to the new one's, if
+  higher; at most 1.0), ``last_confirmed`` becomes now, the episode joins its provenance.
+* **supersede**: a different value for an occupied slot (or a fact judged to
+  contradict), not *clearly* less confident (``new >= old - supersede_margin``):
+  a change over time. The old fact gets ``valid_to``, status ``superseded`` and
+  ``superseded_by``, and stays in history and in "as of" queries.
+* **candidate**: a clearly less confident contradiction is kept as ``candidate``
+  (never current) and both facts count it; restating it reinforces it, and it
+  supersedes the current fact once within the margin.
+* **new**: nothing related. Facts without a slot are only compared by the judge,
+  so similar wording about different things keeps both.
+* **one current value per slot**: a slot's writes run under its lock
+  (:mod:`.slot_lock`); should a slot still hold several current facts (several
+  processes on one Qdrant server), its next write keeps the newest and ends the others.
 
 Examples:
     >>> from datetime import datetime, timezone
@@ -46,9 +37,9 @@ import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from langchain_tiered_memory.errors import InvalidInputError
 from langchain_tiered_memory.text import MAX_TEXT_CHARS, check_text, check_unicode, sanitize_line
@@ -78,6 +69,7 @@ __all__ = [
     "format_entity_context",
     "make_draft",
     "merge_search_hits",
+    "parse_one",
     "parse_records",
     "promote",
     "reinforce",
@@ -90,6 +82,8 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
+
+M = TypeVar("M", bound=BaseModel)
 
 _SOURCES: tuple[FactSource, ...] = ("heuristic", "llm", "manual")
 
@@ -129,12 +123,8 @@ def make_draft(request: FactRequest, *, config: SemanticConfig, now: datetime) -
         InvalidInputError: Empty content, confidence not a finite number in
             [0, 1], a value without an attribute, an unknown source, or a bad id.
     """
-    content, value, source, episode = (
-        request.content,
-        request.value,
-        request.source,
-        request.source_episode_id,
-    )
+    content, value, source = request.content, request.value, request.source
+    episode = request.source_episode_id
     eid = normalize_id(request.entity_id, what="entity_id")
     if not isinstance(content, str) or not content.strip():
         raise InvalidInputError(
@@ -187,11 +177,10 @@ def _provenance(existing: Sequence[str], new: Iterable[str]) -> list[str]:
 
 
 def reinforce(existing: Fact, new: Fact, now: datetime, step: float, *, bump: bool = True) -> Fact:
-    """Confirm ``existing`` with the equivalent statement ``new``.
+    """Confirm ``existing`` with ``new``: confidence ``min(1, max(old + step, new))``.
 
-    Confidence becomes ``min(1, max(old + step, new))`` (unchanged if ``bump`` is
-    false, used when one text is confirmed by two write paths); a missing slot
-    value or attribute is filled from ``new``.
+    Without ``bump`` (one text confirmed by two write paths) it is ``max(old, new)``;
+    a missing slot value or attribute is filled from ``new``.
     """
     confidence = (
         min(1.0, max(existing.confidence + step, new.confidence))
@@ -225,12 +214,7 @@ def supersede(old: Fact, new: Fact, now: datetime) -> tuple[Fact, Fact]:
 
 
 def end_extra_current(current: Sequence[Fact]) -> list[Fact]:
-    """End all but the last of a slot's current facts (oldest first), as the last replaced them.
-
-    A slot has one current fact; several are left only by writers that were not
-    serialised with each other (several processes on one Qdrant server). The next
-    write to the slot keeps the newest and ends the others from the time it began.
-    """
+    """End all but the last of a slot's current facts (oldest first), from the time it began."""
     if len(current) < 2:
         return []
     newest = current[-1]
@@ -262,9 +246,9 @@ def as_candidate(current: Fact, new: Fact) -> tuple[Fact, Fact]:
     return counted, _updated(new, **changes)
 
 
-def parse_records(items: Iterable[Any], model: type[Any]) -> list[Any]:
+def parse_records(items: Iterable[Any], model: type[M]) -> list[M]:
     """Parse store items into ``model``; unreadable records are logged and skipped."""
-    parsed = []
+    parsed: list[M] = []
     for item in items:
         try:
             parsed.append(model.model_validate(item.value))
@@ -279,24 +263,24 @@ def parse_records(items: Iterable[Any], model: type[Any]) -> list[Any]:
     return parsed
 
 
+def parse_one(item: Any, model: type[M]) -> M | None:
+    """One store item (or ``None``) parsed into ``model``; ``None`` if absent or unreadable."""
+    parsed = parse_records([item] if item else [], model)
+    return parsed[0] if parsed else None
+
+
 def entity_value(entity: Entity) -> dict[str, Any]:
     """The stored form of an entity (with the text that is embedded)."""
     return {**entity.model_dump(mode="json"), "search_text": entity.search_text}
 
 
 def select_near_duplicates(items: Sequence[Any], min_score: float | None) -> list[Fact]:
-    """Search hits that may restate a new fact, best first.
-
-    A hit qualifies when its score is at least ``min_score``; with no
-    ``min_score``, or when no hit has a score (a store without a vector index),
-    all hits qualify and the judge decides.
-    """
+    """Search hits scoring at least ``min_score`` (all of them without one, or unscored)."""
     if min_score is None or all(getattr(i, "score", None) is None for i in items):
         kept = list(items)
     else:
         kept = [i for i in items if i.score is not None and i.score >= min_score]
-    facts: list[Fact] = parse_records(kept, Fact)
-    return facts
+    return parse_records(kept, Fact)
 
 
 def select_context_facts(
@@ -318,12 +302,7 @@ def select_context_facts(
 def format_entity_context(
     entity: Entity, facts: Sequence[Fact], relations: Sequence[RelatedEntity]
 ) -> str:
-    """The entity context text: entity line, known facts, relationships.
-
-    Every remembered text is folded onto its line by
-    :func:`~langchain_tiered_memory.text.sanitize_line`, so a fact cannot add a
-    line of its own (a fake header or role line) to what a model reads.
-    """
+    """The entity context text; each remembered text is folded onto one line (``sanitize_line``)."""
     lines = [f"Entity: {sanitize_line(entity.name)} ({entity.entity_type})"]
     if facts:
         lines.append("Known facts:")
@@ -372,13 +351,13 @@ def merge_search_hits(
 ) -> list[SemanticSearchHit]:
     """Merge fact and entity hits into one list by score (unscored last)."""
     hits: list[SemanticSearchHit] = []
-    for item, fact in zip(fact_items, _parse_each(fact_items, Fact), strict=True):
-        if fact is not None:
+    for item in fact_items:
+        if (fact := parse_one(item, Fact)) is not None:
             hits.append(
                 SemanticSearchHit("fact", item.score, fact.entity_id, fact.content, fact=fact)
             )
-    for item, entity in zip(entity_items, _parse_each(entity_items, Entity), strict=True):
-        if entity is not None:
+    for item in entity_items:
+        if (entity := parse_one(item, Entity)) is not None:
             hits.append(
                 SemanticSearchHit(
                     "entity", item.score, entity.entity_id, entity.search_text, entity=entity
@@ -386,11 +365,3 @@ def merge_search_hits(
             )
     hits.sort(key=lambda h: (h.score is not None, h.score or 0.0), reverse=True)
     return hits[:top_k]
-
-
-def _parse_each(items: Sequence[Any], model: type[Any]) -> list[Any]:
-    out: list[Any] = []
-    for item in items:
-        parsed = parse_records([item], model)
-        out.append(parsed[0] if parsed else None)
-    return out

@@ -1,12 +1,9 @@
 """Working memory: token-budgeted buffers, running summary, context-window layout.
 
-The public names of the working-memory tier, gathered from its modules:
-
-* buffers: :class:`ConversationBuffer` (FIFO), :class:`SlidingWindowSummaryBuffer`
-  (window plus an LLM-updated summary), :class:`PriorityTruncationBuffer`;
-  each returns a :class:`WorkingContext` from ``get_context()``;
-* :class:`ContextWindowBudget`: the context-window layout, split into sections;
-* :func:`create_working_memory_node`: the same policy as a LangGraph node.
+Buffers (:class:`ConversationBuffer`, :class:`SlidingWindowSummaryBuffer`,
+:class:`PriorityTruncationBuffer`) return a :class:`WorkingContext`;
+:class:`ContextWindowBudget` lays out a context window; :func:`create_working_memory_node`
+applies the same policy as a LangGraph node.
 
 Examples:
     >>> from langchain_tiered_memory.tiers.working import ConversationBuffer

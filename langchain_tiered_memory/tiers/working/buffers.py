@@ -1,13 +1,8 @@
 """Token-budgeted conversation buffers: FIFO and priority truncation.
 
-:class:`ConversationBuffer` and :class:`PriorityTruncationBuffer` are the buffers of
-the memory-architecture design this library implements, made exact: counts
-come from the real offline tokenizer with per-message
-overhead, a message larger than the whole budget is trimmed instead of
-overflowing it, tool calls and their results are kept or dropped together, and
-token counts are cached so :meth:`get_context` costs time in proportion to the
-messages it keeps or scans (per-priority lists are kept as messages arrive),
-never re-tokenising.
+:meth:`get_context` counts with the real offline tokenizer (per-message overhead
+included), trims a message larger than the budget, keeps tool calls with their results,
+and costs time in proportion to the messages it keeps or scans, never re-tokenising.
 
 Examples:
     >>> buffer = ConversationBuffer(max_tokens=60)
@@ -40,7 +35,7 @@ from langchain_tiered_memory.tiers.working.messages import (
     check_max_tokens,
     to_message,
 )
-from langchain_tiered_memory.tiers.working.select import Selection, select_groups
+from langchain_tiered_memory.tiers.working.select import select_groups
 
 __all__ = [
     "ConversationBuffer",
@@ -214,7 +209,19 @@ class WorkingBuffer(ABC):
     ) -> None:
         self._store(messages, priority)
 
-    def _context(self, selection: Selection, **extra: Any) -> WorkingContext:
+    def _fit(
+        self,
+        candidates: Iterable[Group],
+        *,
+        contiguous: bool,
+        extra_system: Group | None = None,
+        **info: Any,
+    ) -> WorkingContext:
+        """Select the system groups (and ``extra_system``), then ``candidates``, within budget."""
+        systems = [*self._log.systems, extra_system] if extra_system else self._log.systems
+        selection = select_groups(
+            systems, candidates, self.max_tokens, self.counter, contiguous=contiguous
+        )
         kept = sum(len(g.messages) for g in selection.groups if g.kind != "summary")
         return WorkingContext(
             messages=selection.messages,
@@ -224,7 +231,7 @@ class WorkingBuffer(ABC):
             dropped=len(self._log) - kept,
             trimmed=selection.trimmed,
             invalid=selection.invalid,
-            **extra,
+            **info,
         )
 
 
@@ -245,22 +252,11 @@ class ConversationBuffer(WorkingBuffer):
 
     def get_context(self) -> WorkingContext:
         """The system messages and the most recent messages that fit ``max_tokens``."""
-        selection = select_groups(
-            self._log.systems,
-            reversed(self._log.chat),
-            self.max_tokens,
-            self.counter,
-            contiguous=True,
-        )
-        return self._context(selection)
+        return self._fit(reversed(self._log.chat), contiguous=True)
 
 
 def _ranked(log: MessageLog) -> Iterator[Group]:
-    """Newest complete group first (pinned), then by priority, newest first within one.
-
-    Lazy over per-priority lists the log keeps, so selection stops early once
-    the budget is full instead of ranking the whole history.
-    """
+    """Newest complete group first (pinned), then by priority, newest first within one (lazily)."""
     newest = next((g for g in reversed(log.chat) if g.complete), None)
     if newest is not None:
         yield newest
@@ -290,11 +286,4 @@ class PriorityTruncationBuffer(WorkingBuffer):
 
     def get_context(self) -> WorkingContext:
         """The highest-priority messages that fit ``max_tokens``, in original order."""
-        selection = select_groups(
-            self._log.systems,
-            _ranked(self._log),
-            self.max_tokens,
-            self.counter,
-            contiguous=False,
-        )
-        return self._context(selection)
+        return self._fit(_ranked(self._log), contiguous=False)

@@ -1,20 +1,13 @@
 """Working memory as a LangGraph node or pre-model hook over ``MessagesState``.
 
-The node fits ``state["messages"]`` to a token budget before the model sees
-them. With a chat model it also folds older messages into a running summary
-kept in the graph state under ``summary``, so a checkpointer persists it per
-thread; without one it only trims (FIFO, keeping system messages, never
-splitting a tool call from its results).
+The node fits ``state["messages"]`` to a token budget; with a chat model it also folds
+older messages into a running summary kept in the graph state (``summary``), so a
+checkpointer persists it per thread. Without one it only trims (FIFO).
 
-Two output modes:
-
-* ``"messages"`` (default): rewrites the thread's messages to the fitted
-  context (``RemoveMessage(REMOVE_ALL_MESSAGES)`` then the kept messages, the
-  summary first as a system message), so state stays small;
-* ``"llm_input_messages"``: leaves the thread's messages alone and returns the
-  fitted context as ``llm_input_messages`` (what ``create_react_agent``'s
-  ``pre_model_hook`` reads); ``summarized_through`` records the id of the last
-  summarised message.
+Output modes: ``"messages"`` (default) rewrites the thread's messages to the fitted
+context (``RemoveMessage(REMOVE_ALL_MESSAGES)``, then the summary and kept messages);
+``"llm_input_messages"`` leaves them alone and returns the context as
+``llm_input_messages`` (what a ``pre_model_hook`` returns), with ``summarized_through``.
 
 Examples:
     >>> from langgraph.checkpoint.memory import InMemorySaver
@@ -60,9 +53,11 @@ from langchain_tiered_memory.tiers.working.select import Selection, select_group
 from langchain_tiered_memory.tiers.working.summary import Summarizer, SummaryOutcome
 from langchain_tiered_memory.tiers.working.window import (
     CompressionPlan,
+    atry_summarize,
     failure_status,
     plan_compression,
     summary_group,
+    try_summarize,
 )
 from langchain_tiered_memory.tokens import TokenCounter
 
@@ -146,23 +141,21 @@ class WorkingMemoryNode:
             raise ConfigurationError(
                 f"summary_trigger_ratio must be in (0, 1], got {summary_trigger_ratio}"
             )
+        self.trigger_tokens = int(max_tokens * summary_trigger_ratio)
         self.counter: TokenCounter = as_token_counter(counter)
         self._cache = MessageTokenCache(self.counter)
         self.recent_window = recent_window
-        self.trigger_tokens = int(max_tokens * summary_trigger_ratio)
         self.output = output
         self.summary_key = summary_key
-        self.summarizer = (
-            None
-            if model is None
-            else Summarizer(
+        self.summarizer: Summarizer | None = None
+        if model is not None:
+            self.summarizer = Summarizer(
                 model,
                 counter=self.counter,
                 max_summary_tokens=summary_max_tokens or max(1, max_tokens // 10),
                 max_prompt_tokens=max_tokens,
                 timeout=timeout,
             )
-        )
 
     # Shared pure steps -----------------------------------------------------
 
@@ -195,25 +188,24 @@ class WorkingMemoryNode:
     def _state_update(
         self,
         prep: _Prepared,
-        outcome: SummaryOutcome | None,
-        error: Exception | None,
+        outcome: SummaryOutcome | Exception | None,
     ) -> dict[str, Any]:
         log, summary = prep.log, prep.summary
         update: dict[str, Any] = {}
-        if prep.plan is not None and outcome is not None:
+        if isinstance(outcome, Exception):
+            update["summary_status"] = failure_status(outcome)
+            update["summary_error"] = f"{type(outcome).__name__}: {outcome}"
+            logger.warning(
+                "working-memory summarisation failed (%s); messages kept, trimming instead",
+                update["summary_error"],
+            )
+        elif prep.plan is not None and outcome is not None:
             log = log.rebuilt(sorted([*log.systems, *prep.plan.keep], key=lambda g: g.start))
             summary = outcome.summary
             last_id = prep.plan.older_messages[-1].id
             if self.output == "llm_input_messages" and last_id:
                 update["summarized_through"] = last_id
             update["summary_status"], update["summary_error"] = "ok", ""
-        elif error is not None:
-            update["summary_status"] = failure_status(error)
-            update["summary_error"] = f"{type(error).__name__}: {error}"
-            logger.warning(
-                "working-memory summarisation failed (%s); messages kept, trimming instead",
-                update["summary_error"],
-            )
         selection = self._select(log, summary)
         update[self.summary_key] = summary
         if self.output == "llm_input_messages":
@@ -237,26 +229,17 @@ class WorkingMemoryNode:
     def __call__(self, state: Any) -> dict[str, Any]:
         """Run the node on ``state`` and return the state update."""
         prep = self._prepare(state)
-        outcome: SummaryOutcome | None = None
-        error: Exception | None = None
-        if prep.plan is not None and self.summarizer is not None:
-            try:
-                outcome = self.summarizer.summarize(prep.summary, prep.plan.older_messages)
-            except Exception as exc:
-                error = exc
-        return self._state_update(prep, outcome, error)
+        if prep.plan is None or self.summarizer is None:
+            return self._state_update(prep, None)
+        return self._state_update(prep, try_summarize(self.summarizer, prep.summary, prep.plan))
 
     async def acall(self, state: Any) -> dict[str, Any]:
         """Async :meth:`__call__`."""
         prep = self._prepare(state)
-        outcome: SummaryOutcome | None = None
-        error: Exception | None = None
-        if prep.plan is not None and self.summarizer is not None:
-            try:
-                outcome = await self.summarizer.asummarize(prep.summary, prep.plan.older_messages)
-            except Exception as exc:
-                error = exc
-        return self._state_update(prep, outcome, error)
+        if prep.plan is None or self.summarizer is None:
+            return self._state_update(prep, None)
+        outcome = await atry_summarize(self.summarizer, prep.summary, prep.plan)
+        return self._state_update(prep, outcome)
 
 
 def _get(state: Any, key: str) -> Any:

@@ -5,12 +5,9 @@ Sections, in layout order, with their share of an 8000-token window::
     system_prompt 500 | running_summary 800 | retrieved_memories 2000 |
     tool_definitions 800 | recent_messages 3000 | current_query 200 | output_reserve 700
 
-Other totals scale these shares; any section can be set explicitly. Sections
-are filled in this order except that the current query is filled just before
-the recent messages, so a long question can borrow what earlier sections left
-unused. Whatever a section does not use flows to the next one; the output
-reserve receives the rest, so nothing is wasted. The result reports the tokens
-of each section, and the input never exceeds ``total - output_reserve``.
+Other totals scale these shares. Sections are filled in :data:`FILL_ORDER` (the query
+before the recent messages); what one leaves unused flows to the next, the output
+reserve gets the rest, and the input never exceeds ``total - output_reserve``.
 
 Examples:
     >>> budget = ContextWindowBudget(total=8000)
@@ -55,17 +52,6 @@ __all__ = [
     "SectionUsage",
 ]
 
-SECTIONS = (
-    "system_prompt",
-    "running_summary",
-    "retrieved_memories",
-    "tool_definitions",
-    "recent_messages",
-    "current_query",
-    "output_reserve",
-)
-"""Section names in layout order (top of the window to bottom)."""
-
 FILL_ORDER = (
     "system_prompt",
     "running_summary",
@@ -87,6 +73,9 @@ DEFAULT_SECTION_TOKENS = {
     "output_reserve": 700,
 }
 """The default layout of an 8000-token window, as the memory-architecture design draws it."""
+
+SECTIONS = tuple(DEFAULT_SECTION_TOKENS)
+"""Section names in layout order (top of the window to bottom)."""
 
 _DEFAULT_TOTAL = sum(DEFAULT_SECTION_TOKENS.values())
 MEMORIES_HEADER = "Relevant memories:"
@@ -181,13 +170,9 @@ class ContextWindowBudget:
     def allocations(self) -> dict[str, int]:
         """Tokens allocated to each section, in layout order; they sum to ``total``."""
         alloc: dict[str, int] = {}
-        for name in SECTIONS:
+        for name, default in DEFAULT_SECTION_TOKENS.items():
             explicit = getattr(self, name)
-            alloc[name] = (
-                explicit
-                if explicit is not None
-                else DEFAULT_SECTION_TOKENS[name] * self.total // _DEFAULT_TOTAL
-            )
+            alloc[name] = default * self.total // _DEFAULT_TOTAL if explicit is None else explicit
         spare = self.total - sum(alloc.values())
         if spare < 0:
             raise TokenBudgetError(

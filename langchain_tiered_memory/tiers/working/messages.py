@@ -1,10 +1,8 @@
 """Messages, priorities and atomic groups: the data the working-memory buffers keep.
 
-A conversation is stored as *groups*: a system message, a plain chat message,
-or an assistant message with tool calls together with the tool results that
-answer it. Buffers keep or drop whole groups, so a tool result never loses the
-call it answers and a tool call never loses its results (either breaks every
-chat API). Each message's token count is computed once, when it is added.
+A conversation is stored as *groups* (a system message, a chat message, or a tool-call
+message with its results) that buffers keep or drop whole, so no chat API ever sees a
+tool result without its call; each message's tokens are counted once, when added.
 
 Examples:
     >>> from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
@@ -208,10 +206,7 @@ class Group:
 
 
 class MessageTokenCache:
-    """Bounded cache of per-message token counts keyed by message content.
-
-    For callers that receive fresh message objects on every call (a LangGraph
-    node reading its state), so an unchanged message is tokenised once.
+    """Bounded cache of per-message token counts keyed by content, for fresh message objects.
 
     Examples:
         >>> from langchain_core.messages import HumanMessage
@@ -253,9 +248,7 @@ class MessageTokenCache:
 class MessageLog:
     """An append-only conversation split into atomic groups, with cached token counts.
 
-    Adding a message is O(1): its tokens are counted once and it either joins
-    the open tool-call group (a ``ToolMessage`` answering a pending call) or
-    starts a new group.
+    Adding a message is O(1): it joins the open tool-call group it answers, or starts one.
 
     Args:
         counter: Counts a new message's tokens.
@@ -293,13 +286,8 @@ class MessageLog:
         self.tokens += count
         if isinstance(message, ToolMessage):
             call_id = str(message.tool_call_id or "")
-            last = self.chat[-1] if self.chat else None
-            if (
-                last is not None
-                and last.kind == "tools"
-                and last is self.groups[-1]
-                and call_id in last.pending
-            ):
+            last = self.groups[-1] if self.groups else None  # the open tool-call group?
+            if last is not None and last.kind == "tools" and call_id in last.pending:
                 last.messages.append(message)
                 last.tokens.append(count)
                 last.pending.discard(call_id)
@@ -329,12 +317,10 @@ class MessageLog:
             self.chat.append(group)
             self.by_priority[group.priority].append(group)
 
-    def extend(
-        self, messages: Sequence[BaseMessage], priorities: Sequence[Priority | None] | None = None
-    ) -> None:
-        """Append several messages, with optional per-message priorities."""
-        for i, message in enumerate(messages):
-            self.add(message, priorities[i] if priorities is not None else None)
+    def extend(self, messages: Sequence[BaseMessage]) -> None:
+        """Append several messages (default priorities)."""
+        for message in messages:
+            self.add(message)
 
     def messages(self) -> list[BaseMessage]:
         """Every stored message, in order."""

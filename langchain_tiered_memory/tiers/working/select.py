@@ -1,12 +1,7 @@
 """Choosing which groups of a conversation fit a token budget (pure functions).
 
-One selection routine serves every buffer. System groups (and the running
-summary) are placed first; then the newest complete group is *pinned* (kept,
-trimmed with :meth:`TokenCounter.truncate` if it alone is larger than what is
-left); then the other candidates are taken in the order given. FIFO stops at
-the first candidate that does not fit (a contiguous recent window); priority
-selection skips it and goes on. Incomplete tool-call groups and orphan tool
-results are never returned. The result never exceeds the budget.
+One routine (:func:`select_groups`) serves every buffer; incomplete tool-call groups and
+orphan tool results are never returned, and the result never exceeds the budget.
 
 Examples:
     >>> from langchain_core.messages import HumanMessage, SystemMessage
@@ -22,7 +17,7 @@ Examples:
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from langchain_core.messages import BaseMessage
 
@@ -62,10 +57,9 @@ class Selection:
 
 
 def trim_group(group: Group, room: int, counter: TokenCounter) -> Group | None:
-    """Cut the longest contents of ``group`` until it costs at most ``room`` tokens.
+    """``group`` if it fits ``room``, a copy with its longest contents cut, or ``None``.
 
-    Returns the group itself when it fits, a trimmed copy, or ``None`` when even
-    empty contents do not fit (tool-call arguments and overhead are not cut).
+    ``None`` when even empty contents do not fit (tool-call arguments and overhead stay).
     """
     if group.total <= room:
         return group
@@ -88,15 +82,8 @@ def trim_group(group: Group, room: int, counter: TokenCounter) -> Group | None:
         tokens[i] = new_tokens
     if excess > 0:
         return None
-    return Group(
-        group.start,
-        messages,
-        tokens,
-        group.priority,
-        group.kind,
-        set(group.pending),
-        group.orphan,
-        trimmed=True,
+    return replace(
+        group, messages=messages, tokens=tokens, pending=set(group.pending), trimmed=True
     )
 
 

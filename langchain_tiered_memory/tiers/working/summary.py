@@ -1,16 +1,9 @@
 """Progressive summarisation of older messages by any LangChain chat model.
 
-The work is a *plan*: a generator that yields the prompt to send and receives
-the model's reply. :meth:`Summarizer.summarize` and :meth:`Summarizer.asummarize`
-only run it (with :mod:`langchain_tiered_memory.plans`, each model call with a
-timeout), so the prompt building, parsing and the "fit the summary into its
-budget" rules live once, in pure functions:
-
-1. ask for an updated summary of the previous summary plus the new messages
-   (the transcript is cut so the prompt fits ``max_prompt_tokens``; a huge
-   message is shortened, never passed whole);
-2. if the reply is longer than ``max_summary_tokens``, ask once to shorten it;
-3. if it is still too long, truncate it with :meth:`TokenCounter.truncate`.
+:func:`summary_plan` yields prompts and receives replies; the sync and async
+:class:`Summarizer` methods only run it. It asks for an updated summary (the transcript
+cut to fit ``max_prompt_tokens``), asks once to shorten a reply longer than
+``max_summary_tokens``, and truncates it if still too long.
 
 Examples:
     >>> from langchain_core.messages import HumanMessage
@@ -96,12 +89,7 @@ class SummaryOutcome:
 def render_transcript(
     messages: Sequence[BaseMessage], counter: TokenCounter, max_tokens: int
 ) -> str:
-    """Render messages as ``role: text`` lines within ``max_tokens``.
-
-    Each message gets an equal share of the budget (at least a few tokens); a
-    longer one is truncated with a marker, so one huge message cannot crowd
-    out the rest or overflow the prompt.
-    """
+    """Messages as ``role: text`` lines, each truncated to an equal share of ``max_tokens``."""
     if not messages:
         return ""
     share = max(_MIN_LINE_TOKENS, max_tokens // len(messages))

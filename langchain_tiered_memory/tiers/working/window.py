@@ -1,13 +1,9 @@
 """Sliding window with a running summary that a chat model keeps up to date.
 
-When the stored conversation (plus the summary) passes ``summary_trigger_ratio``
-of the budget, every message but the last ``recent_window`` is folded into the
-running summary by the model and removed from the buffer. A tool-call group is
-never cut in half: the window boundary moves to the group's start. If the
-model fails or times out, nothing is removed: the messages stay, the error is
-kept in :attr:`SlidingWindowSummaryBuffer.last_error`, a warning is logged, and
-the next context says ``summary_status="failed"`` (or ``"timeout"``) while FIFO
-truncation keeps it under budget.
+Past ``summary_trigger_ratio`` of the budget, all but the last ``recent_window`` messages
+(whole tool-call groups) are folded into the summary by the model. If the model fails or
+times out the messages stay, the error is kept in ``last_error`` and the context says
+``summary_status="failed"`` (or ``"timeout"``) while FIFO truncation keeps it in budget.
 
 Examples:
     >>> from langchain_tiered_memory.testing.fakes import ScriptedChatModel
@@ -42,7 +38,6 @@ from langchain_tiered_memory.tiers.working.messages import (
     Priority,
     summary_message,
 )
-from langchain_tiered_memory.tiers.working.select import select_groups
 from langchain_tiered_memory.tiers.working.summary import (
     SummarizationTimeoutError,
     Summarizer,
@@ -53,9 +48,11 @@ from langchain_tiered_memory.tokens import REPLY_PRIMING_TOKENS, TokenCounter
 __all__ = [
     "CompressionPlan",
     "SlidingWindowSummaryBuffer",
+    "atry_summarize",
     "failure_status",
     "plan_compression",
     "summary_group",
+    "try_summarize",
 ]
 
 logger = logging.getLogger(__name__)
@@ -77,11 +74,9 @@ class CompressionPlan:
 def plan_compression(
     log: MessageLog, summary_tokens: int, *, trigger_tokens: int, recent_window: int
 ) -> CompressionPlan | None:
-    """Decide whether to summarise, and what; ``None`` when under the trigger.
+    """What to summarise: all but the newest ``recent_window`` messages; ``None`` under the trigger.
 
-    Keeps the newest groups holding at least ``recent_window`` messages (whole
-    groups, so a tool call and its results stay together); the rest is older.
-    System messages are never summarised.
+    Whole groups are kept, so a tool call stays with its results; system messages never go.
     """
     if REPLY_PRIMING_TOKENS + log.total_tokens() + summary_tokens <= trigger_tokens:
         return None
@@ -98,10 +93,7 @@ def plan_compression(
 def summary_group(
     summary: str, log: MessageLog, counter: TokenCounter, tokens: int | None = None
 ) -> Group | None:
-    """The running summary as a group placed before the remaining conversation.
-
-    ``tokens`` is the summary message's known token count (counted if ``None``).
-    """
+    """The running summary as a group before the conversation (``tokens``: its known count)."""
     if not summary:
         return None
     message = summary_message(summary)
@@ -113,6 +105,26 @@ def summary_group(
 def failure_status(exc: BaseException) -> SummaryStatus:
     """``"timeout"`` for a timeout, else ``"failed"``."""
     return "timeout" if isinstance(exc, (SummarizationTimeoutError, TimeoutError)) else "failed"
+
+
+def try_summarize(
+    summarizer: Summarizer, summary: str, plan: CompressionPlan
+) -> SummaryOutcome | Exception:
+    """The updated summary, or the exception the model raised (the caller records it)."""
+    try:
+        return summarizer.summarize(summary, plan.older_messages)
+    except Exception as exc:
+        return exc
+
+
+async def atry_summarize(
+    summarizer: Summarizer, summary: str, plan: CompressionPlan
+) -> SummaryOutcome | Exception:
+    """Async twin of :func:`try_summarize`."""
+    try:
+        return await summarizer.asummarize(summary, plan.older_messages)
+    except Exception as exc:
+        return exc
 
 
 class SlidingWindowSummaryBuffer(WorkingBuffer):
@@ -206,7 +218,19 @@ class SlidingWindowSummaryBuffer(WorkingBuffer):
             recent_window=self.recent_window,
         )
 
-    def _apply(self, plan: CompressionPlan, outcome: SummaryOutcome) -> None:
+    def _apply(self, plan: CompressionPlan, outcome: SummaryOutcome | Exception) -> bool:
+        """Take the new summary (True), or keep the messages and record the failure."""
+        if isinstance(outcome, Exception):
+            self.summary_status = failure_status(outcome)
+            self.last_error = outcome
+            logger.warning(
+                "summarising %d older messages failed (%s: %s); they are kept and the context "
+                "falls back to FIFO truncation",
+                len(plan.older_messages),
+                type(outcome).__name__,
+                outcome,
+            )
+            return False
         kept = sorted([*self._log.systems, *plan.keep], key=lambda g: g.start)
         self._log = self._log.rebuilt(kept)
         self.running_summary = outcome.summary
@@ -214,17 +238,7 @@ class SlidingWindowSummaryBuffer(WorkingBuffer):
         self.summary_token_count = group.total if group else 0
         self.summary_status = "ok"
         self.last_error = None
-
-    def _fail(self, plan: CompressionPlan, exc: Exception) -> None:
-        self.summary_status = failure_status(exc)
-        self.last_error = exc
-        logger.warning(
-            "summarising %d older messages failed (%s: %s); they are kept and the context "
-            "falls back to FIFO truncation",
-            len(plan.older_messages),
-            type(exc).__name__,
-            exc,
-        )
+        return True
 
     # Sync and async twins --------------------------------------------------
 
@@ -236,26 +250,15 @@ class SlidingWindowSummaryBuffer(WorkingBuffer):
         plan = self._plan()
         if plan is None:
             return False
-        try:
-            outcome = self.summarizer.summarize(self.running_summary, plan.older_messages)
-        except Exception as exc:
-            self._fail(plan, exc)
-            return False
-        self._apply(plan, outcome)
-        return True
+        return self._apply(plan, try_summarize(self.summarizer, self.running_summary, plan))
 
     async def acompress(self) -> bool:
         """Async :meth:`compress`."""
         plan = self._plan()
         if plan is None:
             return False
-        try:
-            outcome = await self.summarizer.asummarize(self.running_summary, plan.older_messages)
-        except Exception as exc:
-            self._fail(plan, exc)
-            return False
-        self._apply(plan, outcome)
-        return True
+        outcome = await atry_summarize(self.summarizer, self.running_summary, plan)
+        return self._apply(plan, outcome)
 
     def _store(
         self, messages: Sequence[BaseMessage], priority: Priority | int | str | None
@@ -274,12 +277,10 @@ class SlidingWindowSummaryBuffer(WorkingBuffer):
         summary = summary_group(
             self.running_summary, self._log, self.counter, self.summary_token_count
         )
-        systems = [*self._log.systems, summary] if summary else self._log.systems
-        selection = select_groups(
-            systems, reversed(self._log.chat), self.max_tokens, self.counter, contiguous=True
-        )
-        return self._context(
-            selection,
+        return self._fit(
+            reversed(self._log.chat),
+            contiguous=True,
+            extra_system=summary,
             summary=self.running_summary,
             summary_status=self.summary_status,
             error=None
