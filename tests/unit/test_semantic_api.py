@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from langgraph.store.base import SearchOp
 from langgraph.store.memory import InMemoryStore
 
 from langchain_tiered_memory.errors import ConfigurationError, InvalidInputError
@@ -190,3 +191,36 @@ def test_custom_config_changes_the_supersede_rule() -> None:
     write = strict.store_fact("alice", "Works at Initech", attribute="employer", value="Initech")
     assert write.outcome == "candidate"  # 0.8 < 0.9 with no margin
     assert clock() - write.fact.first_observed == timedelta(0)
+
+
+class _CountingStore(InMemoryStore):
+    """Records the limit of every search the tier sends."""
+
+    searches: list[int]
+
+    def batch(self, ops: Any) -> Any:
+        ops = list(ops)
+        self.searches.extend(op.limit for op in ops if isinstance(op, SearchOp))
+        return super().batch(ops)
+
+    async def abatch(self, ops: Any) -> Any:
+        ops = list(ops)
+        self.searches.extend(op.limit for op in ops if isinstance(op, SearchOp))
+        return await super().abatch(ops)
+
+
+async def test_small_page_size_still_reads_every_fact() -> None:
+    store = _CountingStore(
+        index={"dims": 384, "embed": HashingEmbeddings(), "fields": ["content", "search_text"]}
+    )
+    store.searches = []
+    memory = SemanticMemory(
+        store, MemoryScope("alice"), clock=FakeClock(), config=SemanticConfig(page_size=2)
+    )
+    for i in range(5):
+        memory.store_fact("alice", f"visited city number {i}", attribute=f"visit_{i}")
+    store.searches.clear()
+    facts = memory.get_facts("alice")
+    assert sorted(f.content for f in facts) == [f"visited city number {i}" for i in range(5)]
+    assert store.searches and set(store.searches) == {2}  # read in pages of two
+    assert len(await memory.aget_facts("alice")) == 5

@@ -106,7 +106,10 @@ async def arun_plan(store: BaseStore, plan: Plan[T]) -> T:
 
 
 def paginate(
-    namespace: Namespace, filters: Sequence[dict[str, Any] | None]
+    namespace: Namespace,
+    filters: Sequence[dict[str, Any] | None],
+    *,
+    page_size: int = PAGE_SIZE,
 ) -> Plan[list[list[SearchItem]]]:
     """Read every item matching each filter (no query), one batch per page round.
 
@@ -117,24 +120,24 @@ def paginate(
     open_ix = list(range(len(filters)))
     offset = 0
     while open_ix:
-        ops = tuple(SearchOp(namespace, filters[i], PAGE_SIZE, offset) for i in open_ix)
+        ops = tuple(SearchOp(namespace, filters[i], page_size, offset) for i in open_ix)
         pages: list[Result] = yield StoreOps(ops)
         still_open = []
         for i, page in zip(open_ix, pages, strict=True):
             items = cast("list[SearchItem]", page or [])
             results[i].extend(items)
-            if len(items) == PAGE_SIZE:
+            if len(items) == page_size:
                 still_open.append(i)
         open_ix = still_open
-        offset += PAGE_SIZE
+        offset += page_size
     return results
 
 
 def search_all(
-    namespace: Namespace, filters: Sequence[dict[str, Any] | None]
+    namespace: Namespace, filters: Sequence[dict[str, Any] | None], *, page_size: int = PAGE_SIZE
 ) -> Plan[list[SearchItem]]:
     """Like :func:`paginate`, merged into one list without duplicate keys (an OR)."""
-    pages = yield from paginate(namespace, filters)
+    pages = yield from paginate(namespace, filters, page_size=page_size)
     merged: dict[str, SearchItem] = {}
     for item in chain.from_iterable(pages):
         merged.setdefault(item.key, item)  # the first page that has a key keeps its place
