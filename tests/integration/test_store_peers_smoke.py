@@ -41,3 +41,25 @@ def test_store_peers_prints_one_row_per_store(
     table = capsys.readouterr().out
     assert "| QdrantMemoryStore embedded | 300 |" in table
     assert "ingest vs SqliteStore" in table
+
+
+def test_slow_peers_run_once_at_their_caps(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.syspath_prepend(str(ROOT))
+    from benchmarks import store_peers
+
+    calls: list[tuple[str, int, int]] = []
+
+    def fake_run(_fn: object, store: str, points: int, config: object, *_: object, **__: object):  # type: ignore[no-untyped-def]
+        calls.append((store, points, config.queries))  # type: ignore[attr-defined]
+        return {"store": store, "points": points}
+
+    monkeypatch.setattr(store_peers, "missing", lambda _store: None)
+    monkeypatch.setattr(store_peers, "run_isolated", fake_run)
+    config = store_peers.Config(sizes=(10_000, 100_000), stores=("sqlite", "mem0", "lgqdrant"))
+    store_peers.run(config)
+    assert calls == [
+        ("sqlite", 10_000, 200),
+        ("mem0", 2_000, 50),
+        ("lgqdrant", 2_000, 50),
+        ("sqlite", 100_000, 200),
+    ]
