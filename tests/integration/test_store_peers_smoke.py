@@ -55,8 +55,19 @@ def test_slow_peers_run_once_at_their_caps(monkeypatch: pytest.MonkeyPatch) -> N
 
     monkeypatch.setattr(store_peers, "missing", lambda _store: None)
     monkeypatch.setattr(store_peers, "run_isolated", fake_run)
-    config = store_peers.Config(sizes=(10_000, 100_000), stores=("sqlite", "mem0", "lgqdrant"))
-    store_peers.run(config)
+    stores = ("sqlite", "mem0", "lgqdrant")
+    store_peers.run(store_peers.Config(sizes=(10_000, 100_000), stores=stores))
+    assert calls == [
+        ("sqlite", 10_000, 200),
+        ("mem0", 10_000, 200),
+        ("lgqdrant", 10_000, 200),
+        ("sqlite", 100_000, 200),
+    ]
+    calls.clear()
+    capped = store_peers.Config(
+        sizes=(10_000, 100_000), stores=stores, slow_points=2_000, slow_queries=50
+    )
+    store_peers.run(capped)
     assert calls == [
         ("sqlite", 10_000, 200),
         ("mem0", 2_000, 50),
