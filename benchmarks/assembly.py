@@ -36,7 +36,7 @@ from langgraph.store.memory import InMemoryStore
 
 from benchmarks._common import environment, fmt, format_table, percentile, ratio
 from langchain_tiered_memory import Episode, Outcome, TieredMemory, ToolUsageRecord
-from langchain_tiered_memory.embedding_cache import CachedEmbeddings
+from langchain_tiered_memory.embedding_cache import CachedEmbeddings, clear_embedding_cache
 from langchain_tiered_memory.testing.fakes import HashingEmbeddings
 from langchain_tiered_memory.tiers.common.scope import MemoryScope
 from langchain_tiered_memory.tiers.episodic.payload import episode_to_value, episodes_namespace
@@ -147,7 +147,9 @@ def measure_packings(
 ) -> dict[str | None, list[float]]:
     """build_memory_context times per packing, the packings interleaved query by query.
 
-    ``None`` keeps the memory's own assembly config.
+    ``None`` keeps the memory's own assembly config. With several packings the
+    query-embedding caches are emptied before each call, so every packing pays
+    for embedding the query (otherwise the second one would find it cached).
     """
     users = {}
     for packing in packings:
@@ -157,8 +159,12 @@ def measure_packings(
         user.build_memory_context("warm-up query", token_budget=budget)
         users[packing] = user
     times: dict[str | None, list[float]] = {p: [] for p in packings}
+    index = getattr(memory.store, "index_config", None) or {}
+    caches = (memory.embeddings, index.get("embed"), getattr(memory.store, "embeddings", None))
     for q in queries:
         for packing, user in users.items():
+            if len(users) > 1:
+                clear_embedding_cache(*caches)
             t = time.perf_counter()
             user.build_memory_context(q, token_budget=budget)
             times[packing].append((time.perf_counter() - t) * 1000)

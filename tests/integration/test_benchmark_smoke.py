@@ -97,3 +97,25 @@ def test_embeddings_benchmark_quick_run(capsys: pytest.CaptureFixture[str]) -> N
     sanity = out.split("Sanity check (cosine):")[1]
     # The paraphrase check for the model, against the baseline that knows no meaning.
     assert "- LocalEmbeddings (defaults):" in sanity and "- HashingEmbeddings (baseline):" in sanity
+
+
+def test_timed_packings_each_embed_their_query(tmp_path: Path) -> None:
+    """Interleaved packings do not share a cached query embedding: each call embeds."""
+    from benchmarks.assembly import measure_packings
+    from langchain_tiered_memory import TieredMemory
+    from langchain_tiered_memory.testing.fakes import HashingEmbeddings
+
+    class Counting(HashingEmbeddings):
+        queries: list[str] = []
+
+        def embed_query(self, text: str) -> list[float]:
+            self.queries.append(text)
+            return super().embed_query(text)
+
+    embeddings = Counting()
+    with TieredMemory.open(tmp_path / "m", embeddings=embeddings) as memory:
+        memory.for_user("target").semantic.store_fact("target", "likes green tea")
+        embeddings.queries.clear()
+        times = measure_packings(memory, ["q one", "q two"], 500, ["sections", "utility"])
+    assert {p: len(t) for p, t in times.items()} == {"sections": 2, "utility": 2}
+    assert embeddings.queries.count("q one") == 2 and embeddings.queries.count("q two") == 2
