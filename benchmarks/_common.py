@@ -90,6 +90,22 @@ def rss_mb() -> float:
     return peak / (1024.0 * 1024.0) if sys.platform == "darwin" else peak / 1024.0
 
 
+def rss_file_mb() -> float | None:
+    """Resident file-backed memory of this process in MiB (memory-mapped files, code).
+
+    Such pages are clean copies of files that the kernel can drop under memory pressure;
+    ``None`` where ``/proc/self/status`` has no ``RssFile`` line.
+    """
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("RssFile:"):
+                    return int(line.split()[1]) / 1024.0
+    except OSError:
+        pass
+    return None
+
+
 def ratio(value: float | None, base: float | None) -> float | None:
     """``value / base``, or None when either is missing or ``base`` is zero."""
     if value is None or base is None or base == 0 or np.isnan(value) or np.isnan(base):

@@ -12,7 +12,8 @@ Each store runs in a fresh process, so its memory figures are its own:
   (one namespace each) right after that reopen; warm: a second pass of the
   same queries; recall@10 of the warm pass against an exact numpy search;
 * RSS added: resident memory of the reopened store after both passes, minus
-  the process before the store was opened; peak: the highest resident memory
+  the process before the store was opened, and how much of it is file pages
+  (memory-mapped files, which the kernel can drop); peak: the highest resident memory
   during the run (ingest included), minus the same base;
 * disk: the store's files after it is closed.
 
@@ -60,6 +61,7 @@ from benchmarks._common import (
     format_table,
     percentile,
     ratio,
+    rss_file_mb,
     rss_mb,
     run_isolated,
     stopwatch,
@@ -296,6 +298,7 @@ def run_store(store: str, n: int, config: Config, workdir: str) -> dict[str, Any
     peer = PEERS[store](path, LookupEmbeddings(data), config)
     missing(store)  # imported before the base figure: memory counts the store, not its code
     base = rss_mb()
+    base_file = rss_file_mb()
     row: dict[str, Any] = {"store": store, "points": n, "queries": config.queries}
     if store == "tiered-optimized" and path.exists():
         peer.open()  # the files the "tiered" row loaded: same ingest
@@ -328,6 +331,7 @@ def run_store(store: str, n: int, config: Config, workdir: str) -> dict[str, Any
         warm_p99_ms=percentile(warm, 99),
         recall=_recall(data, found),
         rss_mb=rss_mb() - base,
+        rss_file_mb=_minus(rss_file_mb(), base_file),
         peak_mb=_peak_mb() - base,
     )
     peer.close()
@@ -347,12 +351,17 @@ HEADERS = [
     "p50 / p99 ms warm",
     "recall@10",
     "RSS added MB",
+    "of it file pages MB",
     "peak RSS MB",
     "RSS vs SqliteStore",
     "disk MB",
     "reopen + first query s",
     "optimize s",
 ]
+
+
+def _minus(value: float | None, base: float | None) -> float | None:
+    return None if value is None or base is None else value - base
 
 
 def _pair(row: dict[str, Any], kind: str) -> str:
@@ -369,7 +378,7 @@ def table_rows(rows: list[dict[str, Any]]) -> list[list[Any]]:
     out: list[list[Any]] = []
     for r in rows:
         if "skipped" in r:
-            out.append([LABELS[r["store"]], r["points"], r["skipped"], *["-"] * 10])
+            out.append([LABELS[r["store"]], r["points"], r["skipped"], *["-"] * 11])
             continue
         sq = base.get(r["points"], {})
         ingest = r.get("ingest_per_s")
@@ -383,6 +392,7 @@ def table_rows(rows: list[dict[str, Any]]) -> list[list[Any]]:
                 _pair(r, "warm"),
                 r["recall"],
                 r["rss_mb"],
+                r.get("rss_file_mb"),
                 r["peak_mb"],
                 _times(ratio(r["rss_mb"], sq.get("rss_mb"))),
                 r.get("disk_mb"),
@@ -484,7 +494,8 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     print(
         "\ncold: first pass of the queries after reopening the store (InMemoryStore: after "
         "the ingest); warm: the second pass. RSS added: the reopened store after both "
-        "passes; peak RSS: the highest during the run, ingest included. Ratios: this row / "
+        "passes; of it file pages: memory-mapped file pages among them, which the kernel can "
+        "drop; peak RSS: the highest during the run, ingest included. Ratios: this row / "
         "SqliteStore at the same size."
     )
     slow = [r for r in rows if r["store"] in SLOW and "skipped" not in r]

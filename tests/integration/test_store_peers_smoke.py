@@ -36,6 +36,7 @@ def test_store_peers_prints_one_row_per_store(
         assert rows[name]["recall"] == 1.0, rows[name]
     assert rows["tiered"]["ingest_per_s"] > 0 and rows["tiered"]["disk_mb"] > 0
     assert rows["tiered"]["reopen_s"] is not None and "disk_mb" not in rows["inmemory"]
+    assert isinstance(rows["tiered-optimized"]["rss_file_mb"], float)  # Linux: /proc
     sqlite = rows["sqlite"]
     assert sqlite.get("recall") == 1.0 or sqlite["skipped"].startswith("skipped")
     table = capsys.readouterr().out
