@@ -76,16 +76,25 @@ def percentile(values: Sequence[float], q: float) -> float:
     return float(np.percentile(np.asarray(values, dtype=np.float64), q))
 
 
+def _status_mib(field: str) -> float | None:
+    """A ``/proc/self/status`` memory line (``VmRSS``, ``RssFile``) in MiB; None without one."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            lines = fh.read().splitlines()
+    except OSError:  # no /proc (macOS): the caller falls back or reports no figure
+        return None
+    for line in lines:
+        if line.startswith(field + ":"):
+            return int(line.split()[1]) / 1024.0
+    return None
+
+
 def rss_mb() -> float:
     """Resident memory of this process in MiB (``/proc``; peak RSS where it is missing)."""
     gc.collect()
-    try:
-        with open("/proc/self/status", encoding="ascii") as fh:
-            for line in fh:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) / 1024.0
-    except OSError:
-        pass
+    current = _status_mib("VmRSS")
+    if current is not None:
+        return current
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return peak / (1024.0 * 1024.0) if sys.platform == "darwin" else peak / 1024.0
 
@@ -96,14 +105,7 @@ def rss_file_mb() -> float | None:
     Such pages are clean copies of files that the kernel can drop under memory pressure;
     ``None`` where ``/proc/self/status`` has no ``RssFile`` line.
     """
-    try:
-        with open("/proc/self/status", encoding="ascii") as fh:
-            for line in fh:
-                if line.startswith("RssFile:"):
-                    return int(line.split()[1]) / 1024.0
-    except OSError:
-        pass
-    return None
+    return _status_mib("RssFile")
 
 
 def ratio(value: float | None, base: float | None) -> float | None:
