@@ -112,6 +112,20 @@ def test_an_entry_torn_by_a_crash_while_appended_is_no_false_alarm(
     assert _count(store) == ITEMS
 
 
+@pytest.mark.parametrize("how", ["clean", "kill"])
+def test_a_segment_left_half_deleted_by_a_crash_is_no_false_alarm(
+    pristine: dict[str, Path], tmp_path: Path, how: str
+) -> None:
+    """A process killed while the engine removed a merged segment leaves ``<id>.deleted``."""
+    store = _copy(pristine[how], tmp_path / "s")
+    leftover = _live(store) / "segments" / "6f1c2a3e-0000-4000-8000-000000000000.deleted"
+    (leftover / "payload_index").mkdir(parents=True)  # no segment.json: half removed
+    (leftover / "payload_index" / "config.json").write_text("{}")
+    assert main(["verify", "--path", str(store)]) == 0
+    assert _count(store) == ITEMS
+    assert _count(store) == ITEMS
+
+
 def test_a_missing_pointer_is_refused_and_the_live_shard_is_kept(
     pristine: dict[str, Path], tmp_path: Path
 ) -> None:

@@ -102,11 +102,19 @@ def write_manifest(container: Path, data: dict[str, Any]) -> None:
 
 
 def segment_names(live: Path) -> list[str]:
-    """The segment folders of the shard in ``live``, sorted."""
+    """The segment folders of the shard in ``live``, sorted.
+
+    A folder named ``*.deleted`` is a segment Qdrant Edge was removing (it renames a
+    segment before deleting it, and removes what a crash left of it on open): not one.
+    """
     segments = live / "segments"
     if not segments.is_dir():
         return []
-    return sorted(entry.name for entry in segments.iterdir() if entry.is_dir())
+    return sorted(
+        entry.name
+        for entry in segments.iterdir()
+        if entry.is_dir() and not entry.name.endswith(".deleted")
+    )
 
 
 def _reflect(value: int) -> int:
