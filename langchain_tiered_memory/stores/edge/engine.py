@@ -470,8 +470,6 @@ def _read(shard: qe.EdgeShard, request: Any) -> Any:
             for points in shard.query_batch(batch)
         ]
     if isinstance(request, rq.Retrieve):
-        if not request.ids:
-            return {}
         records = shard.retrieve(list(request.ids), list(request.fields), False)
         return {str(r.id): dict(r.payload or {}) for r in records}
     if isinstance(request, rq.Facet):

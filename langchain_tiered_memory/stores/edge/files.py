@@ -225,8 +225,6 @@ def _fsync_dir(directory: Path) -> None:
 
 def commit(container: Path, generation: Path) -> None:
     """Make ``generation`` the live shard: atomically rewrite the pointer file."""
-    if generation.parent != container or not _GENERATION.match(generation.name):
-        raise ValueError(f"{generation} is not a shard generation of {container}")
     replace_file(container / CURRENT, generation.name + "\n")
     _fsync_dir(container)
 
