@@ -8,7 +8,6 @@ from langchain_tiered_memory.tiers.turns.rerank import (
     TimeBoost,
     apply_neighbour_boost,
     apply_time_boost,
-    rerank,
 )
 from langchain_tiered_memory.tiers.turns.temporal import parse_time_expressions
 
@@ -49,22 +48,6 @@ def test_time_boost_reorders_close_candidates_only() -> None:
     assert apply_time_boost([("a", 1.0)], dates, [], boost) == [("a", 1.0)]
     with pytest.raises(ConfigurationError):
         TimeBoost(weight=-1)
-
-
-def test_rerank_blends_only_the_top_k() -> None:
-    overlap = lambda q, ts: [len(set(q.split()) & set(t.split())) for t in ts]  # noqa: E731
-    texts = {"a": "blue bike", "b": "red car", "c": "red car too"}
-    fused = [("a", 0.9), ("b", 0.8), ("c", 0.1)]
-    assert [k for k, _ in rerank("red car", fused, texts, overlap, weight=1.0, top_k=2)] == [
-        "b",
-        "a",
-        "c",
-    ]
-    assert [k for k, _ in rerank("red car", fused, texts, overlap, weight=0.0)] == ["a", "b", "c"]
-    with pytest.raises(ValueError, match="one score per text"):
-        rerank("q", fused, texts, lambda q, ts: [1.0])
-    with pytest.raises(ConfigurationError):
-        rerank("q", fused, texts, overlap, weight=2.0)
 
 
 def test_neighbour_boost_lifts_an_answer_next_to_its_question() -> None:

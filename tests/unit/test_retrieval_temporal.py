@@ -6,7 +6,6 @@ from hypothesis import strategies as st
 
 from langchain_tiered_memory.tiers.turns.temporal import (
     parse_time_expressions,
-    strip_time_expressions,
     time_match,
 )
 
@@ -70,11 +69,6 @@ def test_several_expressions_come_back_in_text_order() -> None:
 
 def test_naive_reference_is_taken_as_utc() -> None:
     assert spans("yesterday", datetime(2023, 8, 16)) == spans("yesterday")
-
-
-def test_strip_removes_only_the_time_words() -> None:
-    assert strip_time_expressions("What did Jo paint in July 2023?", REF) == "What did Jo paint ?"
-    assert strip_time_expressions("no time here", REF) == "no time here"
 
 
 def test_time_match_is_one_inside_and_fades_over_the_slack() -> None:

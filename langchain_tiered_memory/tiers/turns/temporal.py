@@ -3,7 +3,7 @@
 :func:`parse_time_expressions` resolves the times a query names against a reference
 date into half-open UTC ranges; :func:`time_match` scores a timestamp against them
 (1 inside, fading to 0 over a slack period outside), for a boost on top of the
-retrieval score; :func:`strip_time_expressions` removes them from a lexical query.
+retrieval score.
 
 Examples:
     >>> from datetime import datetime, timezone
@@ -28,7 +28,6 @@ from langchain_tiered_memory.types import ensure_aware
 __all__ = [
     "TimeRange",
     "parse_time_expressions",
-    "strip_time_expressions",
     "time_match",
 ]
 
@@ -230,22 +229,6 @@ def parse_time_expressions(text: str, reference: datetime) -> list[TimeRange]:
         The ranges in text order; empty when the text names no time.
     """
     return [r for _, _, r in _matches(text, reference)]
-
-
-def strip_time_expressions(text: str, reference: datetime) -> str:
-    """Return ``text`` with the time expressions removed (for the lexical query).
-
-    Examples:
-        >>> from datetime import datetime
-        >>> strip_time_expressions("What did Jo paint in July 2023?", datetime(2024, 1, 1))
-        'What did Jo paint ?'
-    """
-    out, last = [], 0
-    for s, e, _ in _matches(text, reference):
-        out.append(text[last:s])
-        last = e
-    out.append(text[last:])
-    return re.sub(r"\s{2,}", " ", "".join(out)).strip()
 
 
 def time_match(when: datetime, ranges: Sequence[TimeRange], *, slack: timedelta) -> float:
