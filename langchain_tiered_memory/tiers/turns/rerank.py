@@ -1,94 +1,31 @@
 """Re-scoring a small, already fused candidate list, with no model at query time.
 
-:func:`apply_time_boost` favours turns said at a time the query names,
 :func:`apply_neighbour_boost` lets adjacent turns lend each other score and
 :func:`apply_session_boost` lets turns share in their session's best match.
 
 Examples:
-    >>> from datetime import datetime, timedelta
-    >>> from langchain_tiered_memory.tiers.turns.temporal import parse_time_expressions
-    >>> ranges = parse_time_expressions("what happened in May 2023?", datetime(2024, 1, 1))
-    >>> fused = [("a", 1.0), ("b", 0.95)]
-    >>> dates = {"a": datetime(2023, 9, 1), "b": datetime(2023, 5, 20)}
-    >>> boosted = apply_time_boost(fused, dates, ranges, TimeBoost(weight=0.1))
+    >>> fused = [("a", 1.0), ("b", 0.95), ("c", 0.9)]
+    >>> boosted = apply_neighbour_boost(fused, {"c": ["a"], "a": ["c"]}, weight=0.6)
     >>> [k for k, _ in boosted]
-    ['b', 'a']
+    ['a', 'c', 'b']
 """
 
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
-from dataclasses import dataclass
-from datetime import datetime, timedelta
 from typing import TypeVar
 
 from langchain_tiered_memory.errors import ConfigurationError
-from langchain_tiered_memory.tiers.turns.temporal import TimeRange, time_match
 
 __all__ = [
-    "TimeBoost",
     "apply_neighbour_boost",
     "apply_session_boost",
-    "apply_time_boost",
     "candidate_spread",
     "check_boost_weight",
     "resort",
 ]
 
 K = TypeVar("K", bound=Hashable)
-
-
-@dataclass(frozen=True)
-class TimeBoost:
-    """How much a match with a time named in the query adds to a fused score.
-
-    Attributes:
-        weight: Added at a full match. ``ConversationTurns.search`` multiplies it by
-            the spread of its candidates' scores (:func:`candidate_spread`), so 1.0
-            moves a turn ahead of close competitors, not far ones.
-        slack: Partial credit this far outside the named range (memories are often
-            written a little after the event).
-
-    Examples:
-        >>> TimeBoost().weight
-        0.1
-    """
-
-    weight: float = 0.1
-    slack: timedelta = timedelta(days=30)
-
-    def __post_init__(self) -> None:
-        if self.weight < 0:
-            raise ConfigurationError(f"TimeBoost.weight must be >= 0, got {self.weight}")
-        if self.slack < timedelta(0):
-            raise ConfigurationError(f"TimeBoost.slack must be >= 0, got {self.slack}")
-
-
-def apply_time_boost(
-    fused: Sequence[tuple[K, float]],
-    dates: Mapping[K, datetime | None],
-    ranges: Sequence[TimeRange],
-    boost: TimeBoost,
-) -> list[tuple[K, float]]:
-    """Add ``boost.weight * time_match(date)`` to each candidate's score and re-sort.
-
-    Args:
-        fused: ``(key, score)`` best first, as :func:`.fusion.fuse` returns.
-        dates: Key -> timestamp of the memory (missing or None: no boost).
-        ranges: Time ranges named in the query; empty leaves the order unchanged.
-        boost: Weight and slack.
-
-    Returns:
-        ``(key, boosted score)`` best first; ties keep the input order.
-    """
-    if not ranges or boost.weight == 0:
-        return list(fused)
-    out = []
-    for key, score in fused:
-        when = dates.get(key)
-        bonus = time_match(when, ranges, slack=boost.slack) if when is not None else 0.0
-        out.append((key, score + boost.weight * bonus))
-    return resort(out)
 
 
 def apply_neighbour_boost(
