@@ -56,7 +56,7 @@ from langchain_tiered_memory.tokens import TokenCounter
 
 REC = TieredConfig()
 OLD = replace(REC, session_boost=0.0, speaker_boost=0.0)  # the rows before the two boosts
-BM25_ONLY = replace(OLD, lexical_only=True, time_boost=None, neighbour_boost=0.0)
+BM25_ONLY = replace(OLD, lexical_only=True, neighbour_boost=0.0)
 ABLATION = [
     (
         "A1 BM25, analyzer (stopwords + stemming)",
@@ -70,13 +70,12 @@ ABLATION = [
     ("A4 + turn weight 2", BM25_ONLY),
     (
         "A5 + dense, RRF k=60",
-        replace(OLD, time_boost=None, neighbour_boost=0.0, fusion=FusionConfig(method="rrf")),
+        replace(OLD, neighbour_boost=0.0, fusion=FusionConfig(method="rrf")),
     ),
-    ("A6 + dense, weighted score fusion", replace(OLD, time_boost=None, neighbour_boost=0.0)),
-    ("A7 + time-expression boost", replace(OLD, neighbour_boost=0.0)),
-    ("A8 + neighbouring-turn boost", OLD),
-    ("A9 + same-session boost", replace(REC, speaker_boost=0.0)),
-    ("A10 + speaker boost (= recommended)", REC),
+    ("A6 + dense, weighted score fusion", replace(OLD, neighbour_boost=0.0)),
+    ("A7 + neighbouring-turn boost", OLD),
+    ("A8 + same-session boost", replace(REC, speaker_boost=0.0)),
+    ("A9 + speaker boost (= recommended)", REC),
 ]
 WRITE = [
     ("W1 turns + session summaries", replace(REC, write="turns+summaries")),
@@ -177,7 +176,7 @@ def run(args: argparse.Namespace) -> None:
             if store_rows:
                 pipelines += [
                     StorePipeline(
-                        "S2 QdrantMemoryStore hybrid, no time boost", "store", store_emb, REC
+                        "S2 QdrantMemoryStore hybrid, default fusion", "store", store_emb, REC
                     ),
                     StorePipeline(
                         "S3 QdrantMemoryStore hybrid with RRF fusion", "rrf", store_emb, REC

@@ -13,7 +13,6 @@ import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -31,17 +30,10 @@ from langchain_tiered_memory.tiers.turns.defaults import (
     DEFAULT_NEIGHBOUR_BOOST,
     DEFAULT_SESSION_BOOST,
     DEFAULT_SPEAKER_BOOST,
-    DEFAULT_TIME_BOOST,
 )
 from langchain_tiered_memory.tiers.turns.enrich import EnrichConfig, Utterance, index_texts
-from langchain_tiered_memory.tiers.turns.rerank import (
-    TimeBoost,
-    apply_neighbour_boost,
-    apply_session_boost,
-    apply_time_boost,
-)
+from langchain_tiered_memory.tiers.turns.rerank import apply_neighbour_boost, apply_session_boost
 from langchain_tiered_memory.tiers.turns.speakers import apply_speaker_boost
-from langchain_tiered_memory.tiers.turns.temporal import parse_time_expressions
 
 if TYPE_CHECKING:
     from langgraph.store.base import IndexConfig
@@ -60,11 +52,6 @@ def utterances(conv: Conversation) -> list[Utterance]:
     return [Utterance(t.speaker, t.text, t.session, t.date, t.caption) for t in conv.turns]
 
 
-def reference_date(conv: Conversation):  # type: ignore[no-untyped-def]
-    """ "Now" for a conversation's questions: the day after its last session."""
-    return max(t.date for t in conv.turns) + timedelta(days=1)
-
-
 @dataclass
 class Memory:
     """One indexed item: its lexical and dense texts and the turn ids it stands for."""
@@ -73,7 +60,6 @@ class Memory:
     dense: str
     sources: tuple[str, ...]
     plain: str
-    date: datetime | None = None
     speaker: str = ""
 
 
@@ -171,7 +157,6 @@ class TieredConfig:
     stemming: bool = True
     fusion: FusionConfig = DEFAULT_FUSION
     candidates: int = DEFAULT_CANDIDATES
-    time_boost: TimeBoost | None = DEFAULT_TIME_BOOST
     neighbour_boost: float = DEFAULT_NEIGHBOUR_BOOST
     session_boost: float = DEFAULT_SESSION_BOOST
     speaker_boost: float = DEFAULT_SPEAKER_BOOST
@@ -181,7 +166,7 @@ class TieredConfig:
 
 
 class Tiered:
-    """Candidates from BM25 (enriched text) and dense (turn text), fused, time-boosted."""
+    """Candidates from BM25 (enriched text) and dense (turn text), fused, boosted."""
 
     uses_dense = True
 
@@ -196,7 +181,7 @@ class Tiered:
         lex = index_texts(utts, cfg.lexical_enrich)
         den = index_texts(utts, cfg.dense_enrich)
         self.items = [
-            Memory(lx, dn, (t.dia_id,), plain_text(t), t.date, t.speaker)
+            Memory(lx, dn, (t.dia_id,), plain_text(t), t.speaker)
             for t, lx, dn in zip(conv.turns, lex, den, strict=True)
         ]
         if "summaries" in cfg.write:
@@ -208,7 +193,6 @@ class Tiered:
 
             self.items += extracted_facts(conv)
         self.texts = [m.plain for m in self.items]
-        self.ref = reference_date(conv)
         n = len(conv.turns)  # turns come first in self.items; summaries and facts have none
         self.sessions = {i: t.session for i, t in enumerate(conv.turns)}
         same = [conv.turns[i].session == conv.turns[i + 1].session for i in range(n - 1)]
@@ -241,12 +225,6 @@ class Tiered:
         if cfg.session_boost:
             sessions = {i: self.sessions[i] for i, _ in fused if i in self.sessions}
             fused = apply_session_boost(fused, sessions, cfg.session_boost)
-        if cfg.time_boost is not None:
-            ranges = parse_time_expressions(q.text, self.ref)
-            if ranges:
-                fused = apply_time_boost(
-                    fused, {i: self.items[i].date for i, _ in fused}, ranges, cfg.time_boost
-                )
         if cfg.speaker_boost:
             speakers = {i: self.items[i].speaker for i, _ in fused}
             fused = apply_speaker_boost(fused, speakers, q.text, cfg.speaker_boost)
@@ -264,7 +242,7 @@ class StorePipeline:
       added with ``for_user(sample_id).turns.add_turns`` (speaker, session date,
       image caption, the dialog id as turn id) and each question answered by
       ``turns.search``: one hybrid store search for 100 candidates, then the
-      neighbouring-turn, time and speaker boosts of ``TurnsConfig``;
+      neighbouring-turn, same-session and speaker boosts of ``TurnsConfig``;
     * ``"store"``: a raw ``QdrantMemoryStore`` (``lexical_fields=["context"]``), each
       turn ``{"text": dense enrichment, "context": lexical enrichment}`` under
       ``("locomo", sample_id)``; the store's default fusion alone (one search of the
@@ -275,16 +253,13 @@ class StorePipeline:
     uses_dense = False  # the store embeds queries itself
 
     def __init__(  # type: ignore[no-untyped-def]
-        self, name: str, mode: str, embeddings, config: TieredConfig, turns=None, now="latest"
+        self, name: str, mode: str, embeddings, config: TieredConfig, turns=None
     ) -> None:
         self.name = name
         self.mode = mode
         self.embeddings = embeddings
         self.cfg = config
         self.turns_config = turns  # a TurnsConfig for "project" (None: the defaults)
-        # "latest": search(now=None), relative times count from the latest stored turn
-        # (the tier's default); "reference": from the day after the last session.
-        self.now_mode = now
         self.tmp = tempfile.TemporaryDirectory(prefix="ltm-locomo-store-")
         self.store: QdrantMemoryStore | None = None
         self.memory: TieredMemory | None = None
@@ -312,7 +287,6 @@ class StorePipeline:
     def ingest(self, conv: Conversation, embed_docs: EmbedFn) -> None:
         if self.store is None and self.memory is None:
             self._open()
-        self.ref = reference_date(conv)
         self.texts = [plain_text(t) for t in conv.turns]
         if self.memory is not None:
             self._ingest_turns(conv)
@@ -348,8 +322,7 @@ class StorePipeline:
 
     def search(self, q: Question, qvec: np.ndarray | None) -> list[str]:
         if self.memory is not None:
-            now = self.ref if self.now_mode == "reference" else None
-            return [h.turn_id for h in self.user.turns.search(q.text, top_k=TOP, now=now)]
+            return [h.turn_id for h in self.user.turns.search(q.text, top_k=TOP)]
         assert self.store is not None
         hits = self.store.search(self.ns, query=q.text, limit=TOP)
         return [h.key for h in hits]

@@ -66,7 +66,7 @@ def session_summaries(conv: Conversation, k: int = 3) -> list[Memory]:
             continue
         body = " ".join(f"{t.speaker}: {t.text}" for t in picked)
         text = f"[{format_date(turns[0].date)}] Session summary. {body}"
-        out.append(Memory(text, text, tuple(t.dia_id for t in picked), text, turns[0].date))
+        out.append(Memory(text, text, tuple(t.dia_id for t in picked), text))
     return out
 
 
@@ -78,5 +78,5 @@ def extracted_facts(conv: Conversation) -> list[Memory]:
         facts = HeuristicFactExtractor(subject_name=t.speaker).extract_facts(t.text)
         for f in facts:
             text = f"[{format_date(t.date)}] {t.speaker}: {f.content}"
-            out.append(Memory(text, text, (t.dia_id,), text, t.date))
+            out.append(Memory(text, text, (t.dia_id,), text))
     return out

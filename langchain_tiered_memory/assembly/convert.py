@@ -238,7 +238,6 @@ def turn_items(hits: Sequence[TurnHit]) -> list[MemoryItem]:
                     "fused": score.fused,
                     "neighbour": score.neighbour,
                     "session": score.session,
-                    "time": score.time,
                     "speaker": score.speaker,
                 },
                 provenance={"session_id": hit.session_id, "turn_id": hit.turn_id},

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
 from typing import Any
 
 import pytest
@@ -20,7 +20,7 @@ from langchain_tiered_memory.tiers.turns.models import (
     ConversationTurn,
     TurnsConfig,
 )
-from langchain_tiered_memory.tiers.turns.rerank import TimeBoost, candidate_spread
+from langchain_tiered_memory.tiers.turns.rerank import candidate_spread
 
 MAY = datetime(2023, 5, 8, 13, 56, tzinfo=timezone.utc)
 JULY = datetime(2023, 7, 14, 10, 0, tzinfo=timezone.utc)
@@ -112,7 +112,7 @@ def test_default_ids_count_positions_across_calls() -> None:
     assert stored(t)["s1:2"]["position"] == 2
 
 
-NO_BOOSTS = {"session_boost": 0.0, "speaker_boost": 0.0, "time_boost": None}
+NO_BOOSTS = {"session_boost": 0.0, "speaker_boost": 0.0}
 
 
 def test_neighbours_come_from_stored_sessions_and_never_cross_them() -> None:
@@ -131,24 +131,6 @@ def test_neighbours_come_from_stored_sessions_and_never_cross_them() -> None:
     assert all(h.score.neighbour == 0 for h in plain.search("pottery class bowl"))
 
 
-def test_time_boost_uses_the_named_time_and_the_latest_turn_as_now() -> None:
-    t = tier(TurnsConfig(neighbour_boost=0.0, session_boost=0.0))
-    t.add_turns("s1", POTTERY)
-    t.add_turns("s2", HIKE)
-    july = {h.turn_id: h.score for h in t.search("What happened in July 2023?", top_k=5)}
-    _, spread = candidate_spread([s.fused for s in july.values()])
-    assert july["b1"].time == pytest.approx(spread) and july["a1"].time == 0.0
-    # relative to the latest turn (14 July 2023), "two months ago" is around 14 May
-    relative = {h.turn_id: h.score for h in t.search("what did Ann say two months ago?", top_k=5)}
-    assert relative["a1"].time > 0 and relative["b1"].time == 0
-    # an explicit now moves it
-    later = t.search("what did Ann say two months ago?", top_k=5, now=MAY + timedelta(days=400))
-    assert all(h.score.time == 0 for h in later)
-    off = tier(TurnsConfig(time_boost=None))
-    off.add_turns("s2", HIKE)
-    assert all(h.score.time == 0 for h in off.search("in July 2023"))
-
-
 def test_speaker_boost_prefers_the_named_speaker() -> None:
     t = tier(TurnsConfig(neighbour_boost=0.0, **{**NO_BOOSTS, "speaker_boost": 0.5}))
     t.add_turns("s1", POTTERY)
@@ -161,7 +143,7 @@ def test_speaker_boost_prefers_the_named_speaker() -> None:
 
 
 def test_session_boost_lends_each_turn_the_best_other_match_of_its_session() -> None:
-    t = tier(TurnsConfig(neighbour_boost=0.0, time_boost=None, speaker_boost=0.0))
+    t = tier(TurnsConfig(neighbour_boost=0.0, speaker_boost=0.0))
     t.add_turns("s1", POTTERY)
     t.add_turns("s2", HIKE)
     hits = {h.turn_id: h.score for h in t.search("pottery class bowl", top_k=5)}  # every turn
@@ -176,7 +158,7 @@ def test_session_boost_lends_each_turn_the_best_other_match_of_its_session() -> 
 def test_default_search_uses_every_boost() -> None:
     config = TurnsConfig()
     assert (config.neighbour_boost, config.session_boost, config.speaker_boost) == (0.6, 0.2, 1.0)
-    assert config.time_boost is not None and config.candidates == 100
+    assert config.candidates == 100
     t = tier()
     t.add_turns("s1", POTTERY)
     t.add_turns("s2", HIKE)
@@ -185,10 +167,9 @@ def test_default_search_uses_every_boost() -> None:
     _, spread = candidate_spread([h.score.fused for h in found])
     score = next(h for h in found if h.turn_id == "a2").score
     assert score.neighbour > 0 and score.session > 0
-    assert score.time == pytest.approx(spread) and score.speaker == pytest.approx(spread)
+    assert score.speaker == pytest.approx(spread)
     assert score.total == pytest.approx(
-        (score.fused + score.neighbour + score.session + score.time + score.speaker)
-        / config.score_scale()
+        (score.fused + score.neighbour + score.session + score.speaker) / config.score_scale()
     )
     assert 0 < score.total <= 1
 
@@ -262,7 +243,6 @@ def test_invalid_searches_are_rejected(query: Any, top_k: Any) -> None:
         {"neighbour_boost": -1.0},
         {"speaker_boost": float("inf")},
         {"session_boost": -0.1},
-        {"time_boost": 1.0},
         {"lexical_enrich": "x"},
     ],
 )
@@ -272,7 +252,7 @@ def test_invalid_config_is_a_configuration_error(kwargs: dict[str, Any]) -> None
 
 
 def test_custom_enrichment_is_stored() -> None:
-    t = tier(TurnsConfig(lexical_enrich=EnrichConfig(context_before=0), time_boost=TimeBoost()))
+    t = tier(TurnsConfig(lexical_enrich=EnrichConfig(context_before=0)))
     t.add_turns("s1", POTTERY)
     assert stored(t)["a3"][LEXICAL_FIELD] == "[8 May 2023] Ann: Lovely. My dog Rex is sick though."
 

@@ -2,8 +2,8 @@
 
 The helpers they configure live in their own modules: :mod:`.enrich` (index-side
 text of a turn), :mod:`~langchain_tiered_memory.stores.fusion` (fusion of several
-retrievers), :mod:`.temporal` (time expressions), :mod:`.rerank` (time,
-neighbouring-turn and same-session boosts) and :mod:`.speakers` (speaker match).
+retrievers), :mod:`.rerank` (neighbouring-turn and same-session boosts) and
+:mod:`.speakers` (speaker match).
 
 Examples:
     >>> from langchain_tiered_memory.stores.fusion import fuse
@@ -15,11 +15,8 @@ Examples:
 
 from __future__ import annotations
 
-from datetime import timedelta
-
 from langchain_tiered_memory.stores.fusion import DEFAULT_CANDIDATES, DEFAULT_FUSION
 from langchain_tiered_memory.tiers.turns.enrich import EnrichConfig
-from langchain_tiered_memory.tiers.turns.rerank import TimeBoost
 
 __all__ = [
     "DEFAULT_CANDIDATES",
@@ -29,7 +26,6 @@ __all__ = [
     "DEFAULT_NEIGHBOUR_BOOST",
     "DEFAULT_SESSION_BOOST",
     "DEFAULT_SPEAKER_BOOST",
-    "DEFAULT_TIME_BOOST",
 ]
 
 
@@ -51,7 +47,3 @@ best other candidate of its session over the candidates' mean score."""
 DEFAULT_SPEAKER_BOOST = 1.0
 """Added, in spreads (standard deviations) of the candidates' scores, when the query
 names the turn's speaker (:func:`.speakers.apply_speaker_boost`)."""
-
-DEFAULT_TIME_BOOST = TimeBoost(weight=1.0, slack=timedelta(days=30))
-"""Added (times the time match), in spreads of the candidates' scores, when the query
-names a time."""

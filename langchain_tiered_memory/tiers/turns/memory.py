@@ -5,7 +5,7 @@ Each turn is stored once under the user's ``turns`` namespace with an embedded t
 (:data:`~.models.LEXICAL_FIELD`, see :mod:`~langchain_tiered_memory.tiers.turns.defaults`),
 and its session id and position, so neighbouring turns are found from stored data.
 :meth:`ConversationTurns.search` runs one store search for candidates, then applies
-the neighbour, session, time and speaker boosts of :class:`TurnsConfig`.
+the neighbour, session and speaker boosts of :class:`TurnsConfig`.
 
 Examples:
     >>> from datetime import datetime, timezone
@@ -27,10 +27,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime
 from typing import Any
 
-from langgraph.store.base import BaseStore, GetOp, Item, PutOp, SearchOp
+from langgraph.store.base import BaseStore, GetOp, PutOp, SearchOp
 
 from langchain_tiered_memory.errors import InvalidInputError
 from langchain_tiered_memory.text import check_top_k
@@ -39,10 +38,8 @@ from langchain_tiered_memory.tiers.common.records import (
     Plan,
     StoreOps,
     arun_plan,
-    from_epoch,
     run_plan,
     search_all,
-    to_epoch,
     validate_model,
 )
 from langchain_tiered_memory.tiers.common.scope import MemoryScope
@@ -60,19 +57,14 @@ from langchain_tiered_memory.tiers.turns.models import (
 from langchain_tiered_memory.tiers.turns.rerank import (
     apply_neighbour_boost,
     apply_session_boost,
-    apply_time_boost,
     candidate_spread,
 )
 from langchain_tiered_memory.tiers.turns.speakers import apply_speaker_boost
-from langchain_tiered_memory.tiers.turns.temporal import parse_time_expressions
-from langchain_tiered_memory.types import ensure_aware
 
 __all__ = ["AddTurnsResult", "ConversationTurns", "TurnInput"]
 
 TurnInput = ConversationTurn | Mapping[str, Any]
 """A turn to add: a :class:`ConversationTurn` or a dict of its fields."""
-
-_LATEST_KEY = "latest"
 
 
 @dataclass(frozen=True)
@@ -206,7 +198,6 @@ class ConversationTurns:
         self.scope: MemoryScope = self._args.scope
         self.config = config or TurnsConfig()
         self.namespace = scope.namespace("turns")
-        self.meta_namespace = scope.namespace("turns_meta")
 
     # -- plans ---------------------------------------------------------------------
 
@@ -216,8 +207,7 @@ class ConversationTurns:
         if not new:
             return AddTurnsResult([], 0)
         given = [t.turn_id for t in new if t.turn_id is not None]
-        ops = (GetOp(self.meta_namespace, _LATEST_KEY), *(GetOp(self.namespace, i) for i in given))
-        meta, *found = yield StoreOps(ops)
+        found = (yield StoreOps(tuple(GetOp(self.namespace, i) for i in given))) if given else []
         for item in found:
             if item is not None and item.value.get("session_id") != sid:
                 raise InvalidInputError(
@@ -229,15 +219,9 @@ class ConversationTurns:
         old_values = {i.key: i.value for i in stored}
         merged, ids = _merge(sid, [stored_turn(v) for v in old_values.values()], new)
         puts = self._puts(merged, old_values)
-        latest = max(t.time for t in new)
-        meta_ts = meta.value.get("ts") if isinstance(meta, Item) else None
-        if meta_ts is None or to_epoch(latest) > float(meta_ts):
-            value = {"ts": to_epoch(latest), "time": latest.isoformat()}
-            puts.append(PutOp(self.meta_namespace, _LATEST_KEY, value, index=False))
         if puts:
             yield StoreOps(tuple(puts))
-        written = sum(1 for p in puts if p.namespace == self.namespace)
-        return AddTurnsResult(ids, written)
+        return AddTurnsResult(ids, len(puts))
 
     def _puts(self, turns: list[StoredTurn], old: Mapping[str, Any]) -> list[PutOp]:
         utterances = [Utterance(t.speaker, t.text, t.session_id, t.time, t.caption) for t in turns]
@@ -250,14 +234,11 @@ class ConversationTurns:
                 puts.append(PutOp(self.namespace, turn.turn_id, value, index=[DENSE_FIELD]))
         return puts
 
-    def _search_plan(self, query: str, top_k: int, now: datetime | None) -> Plan[list[TurnHit]]:
+    def _search_plan(self, query: str, top_k: int) -> Plan[list[TurnHit]]:
         _check_query(query, top_k)
         cfg = self.config
         limit = max(cfg.candidates, top_k)
-        ops: tuple[SearchOp | GetOp, ...] = (SearchOp(self.namespace, None, limit, 0, query),)
-        if now is None and cfg.time_boost is not None:
-            ops += (GetOp(self.meta_namespace, _LATEST_KEY),)
-        items, *meta = yield StoreOps(ops)
+        (items,) = yield StoreOps((SearchOp(self.namespace, None, limit, 0, query),))
         fused = [(i.key, float(i.score or 0.0)) for i in items]
         turns = {i.key: stored_turn(i.value) for i in items}
         scale = cfg.score_scale()
@@ -275,15 +256,6 @@ class ConversationTurns:
                 fused, centre, lambda c: apply_session_boost(c, sessions, cfg.session_boost)
             )
             fused = _note(boosted, fused, scores, "session")
-        reference = ensure_aware(now) if now is not None else _latest(meta, turns)
-        ranges = []
-        if cfg.time_boost is not None and reference is not None:
-            ranges = parse_time_expressions(query, reference)
-        if ranges and cfg.time_boost is not None:
-            dates = {k: t.time for k, t in turns.items()}
-            time_boost = replace(cfg.time_boost, weight=cfg.time_boost.weight * unit)
-            boosted = apply_time_boost(fused, dates, ranges, time_boost)
-            fused = _note(boosted, fused, scores, "time")
         if cfg.speaker_boost:
             speakers = {k: t.speaker for k, t in turns.items()}
             boosted = apply_speaker_boost(fused, speakers, query, cfg.speaker_boost * unit)
@@ -320,25 +292,21 @@ class ConversationTurns:
         """Async twin of :meth:`add_turns`."""
         return await arun_plan(self.store, self._add_plan(session_id, turns))
 
-    def search(self, query: str, top_k: int = 10, *, now: datetime | None = None) -> list[TurnHit]:
+    def search(self, query: str, top_k: int = 10) -> list[TurnHit]:
         """The turns that best answer ``query``, best first, with their score breakdown.
 
         Args:
             query: The question.
             top_k: How many turns to return.
-            now: What relative time expressions ("last Saturday", "two weeks ago")
-                count from; None: the time of the latest stored turn.
 
         Raises:
             InvalidInputError: ``query`` is empty or ``top_k`` is not a positive int.
         """
-        return run_plan(self.store, self._search_plan(query, top_k, now))
+        return run_plan(self.store, self._search_plan(query, top_k))
 
-    async def asearch(
-        self, query: str, top_k: int = 10, *, now: datetime | None = None
-    ) -> list[TurnHit]:
+    async def asearch(self, query: str, top_k: int = 10) -> list[TurnHit]:
         """Async twin of :meth:`search`."""
-        return await arun_plan(self.store, self._search_plan(query, top_k, now))
+        return await arun_plan(self.store, self._search_plan(query, top_k))
 
 
 def _centred(
@@ -365,11 +333,3 @@ def _note(
             current = scores[key]
             scores[key] = replace(current, **{part: getattr(current, part) + added})
     return boosted
-
-
-def _latest(meta: list[Any], turns: Mapping[str, StoredTurn]) -> datetime | None:
-    """The time of the latest stored turn (or of the latest candidate, as a fallback)."""
-    item = meta[0] if meta else None
-    if isinstance(item, Item) and item.value.get("ts") is not None:
-        return from_epoch(float(item.value["ts"]))
-    return max((t.time for t in turns.values()), default=None)

@@ -25,10 +25,8 @@ from langchain_tiered_memory.tiers.turns.defaults import (
     DEFAULT_NEIGHBOUR_BOOST,
     DEFAULT_SESSION_BOOST,
     DEFAULT_SPEAKER_BOOST,
-    DEFAULT_TIME_BOOST,
 )
 from langchain_tiered_memory.tiers.turns.enrich import EnrichConfig
-from langchain_tiered_memory.tiers.turns.rerank import TimeBoost
 from langchain_tiered_memory.types import aware_field
 
 __all__ = [
@@ -60,7 +58,7 @@ MAX_ID_LENGTH = 256
 
 MAX_SPREAD = 0.5
 """The largest spread of candidate scores in ``[0, 1]``: a population standard deviation
-is at most half the range, so the time and speaker boosts add at most half their weight."""
+is at most half the range, so the speaker boost adds at most half its weight."""
 
 
 class ConversationTurn(BaseModel):
@@ -132,8 +130,6 @@ class TurnsConfig:
             :func:`~langchain_tiered_memory.tiers.turns.rerank.apply_session_boost`: each turn
             gains this share of the best score among the other candidates of its
             session; 0 turns it off.
-        time_boost: Boost of turns said at a time the query names ("in May 2023",
-            "last Saturday"); None turns it off.
         speaker_boost: Added to the score of turns whose speaker the query names
             (:func:`~langchain_tiered_memory.tiers.turns.speakers.apply_speaker_boost`); 0 turns
             it off.
@@ -148,24 +144,21 @@ class TurnsConfig:
     candidates: int = DEFAULT_CANDIDATES
     neighbour_boost: float = DEFAULT_NEIGHBOUR_BOOST
     session_boost: float = DEFAULT_SESSION_BOOST
-    time_boost: TimeBoost | None = DEFAULT_TIME_BOOST
     speaker_boost: float = DEFAULT_SPEAKER_BOOST
 
     def score_scale(self) -> float:
         """1 plus each boost's largest share: a turn's total divided by it stays in ``[0, 1]``.
 
         At most: the store's score 1, the neighbour boost its weight, the session boost its
-        weight times ``1 + neighbour_boost``, the time and speaker boosts their weight
-        times the candidates' spread (at most 1/2).
+        weight times ``1 + neighbour_boost``, the speaker boost its weight times the
+        candidates' spread (at most 1/2).
 
         Example:
-            >>> TurnsConfig(neighbour_boost=0.5, session_boost=0.0, time_boost=None,
-            ...             speaker_boost=0.5).score_scale()
+            >>> TurnsConfig(neighbour_boost=0.5, session_boost=0.0, speaker_boost=0.5).score_scale()
             1.75
         """
-        time = self.time_boost.weight if self.time_boost is not None else 0.0
         session = self.session_boost * (1.0 + self.neighbour_boost)
-        return 1.0 + self.neighbour_boost + session + MAX_SPREAD * (time + self.speaker_boost)
+        return 1.0 + self.neighbour_boost + session + MAX_SPREAD * self.speaker_boost
 
     def __post_init__(self) -> None:
         for name in ("lexical_enrich", "dense_enrich"):
@@ -173,10 +166,6 @@ class TurnsConfig:
                 raise ConfigurationError(
                     f"{name} must be an EnrichConfig, got {type(getattr(self, name)).__name__}"
                 )
-        if self.time_boost is not None and not isinstance(self.time_boost, TimeBoost):
-            raise ConfigurationError(
-                f"time_boost must be a TimeBoost or None, got {type(self.time_boost).__name__}"
-            )
         if isinstance(self.candidates, bool) or not isinstance(self.candidates, int):
             raise ConfigurationError(f"candidates must be an int, got {self.candidates!r}")
         if not 1 <= self.candidates <= 1000:
@@ -221,7 +210,6 @@ class TurnScore:
             dense-only one).
         neighbour: Added by the neighbouring-turn boost.
         session: Added by the same-session boost.
-        time: Added by the time boost.
         speaker: Added by the speaker boost.
         scale: The largest sum the search's settings allow (1 plus every boost's
             largest share, see :meth:`TurnsConfig.score_scale`); :attr:`total` is
@@ -231,14 +219,13 @@ class TurnScore:
     fused: float
     neighbour: float = 0.0
     session: float = 0.0
-    time: float = 0.0
     speaker: float = 0.0
     scale: float = 1.0
 
     @property
     def total(self) -> float:
         """The score the turns are ranked by, in ``[0, 1]`` like the store's scores."""
-        boosted = self.fused + self.neighbour + self.session + self.time + self.speaker
+        boosted = self.fused + self.neighbour + self.session + self.speaker
         return boosted / self.scale
 
 

@@ -1,101 +1,31 @@
 """Re-scoring a small, already fused candidate list, with no model at query time.
 
-:func:`apply_time_boost` favours turns said at a time the query names,
-:func:`apply_neighbour_boost` lets adjacent turns lend each other score,
-:func:`apply_session_boost` lets turns share in their session's best match, and
-:func:`rerank` blends in any pairwise scorer over the top ``top_k`` candidates only.
+:func:`apply_neighbour_boost` lets adjacent turns lend each other score and
+:func:`apply_session_boost` lets turns share in their session's best match.
 
 Examples:
-    >>> from datetime import datetime, timedelta
-    >>> from langchain_tiered_memory.tiers.turns.temporal import parse_time_expressions
-    >>> ranges = parse_time_expressions("what happened in May 2023?", datetime(2024, 1, 1))
-    >>> fused = [("a", 1.0), ("b", 0.95)]
-    >>> dates = {"a": datetime(2023, 9, 1), "b": datetime(2023, 5, 20)}
-    >>> boosted = apply_time_boost(fused, dates, ranges, TimeBoost(weight=0.1))
+    >>> fused = [("a", 1.0), ("b", 0.95), ("c", 0.9)]
+    >>> boosted = apply_neighbour_boost(fused, {"c": ["a"], "a": ["c"]}, weight=0.6)
     >>> [k for k, _ in boosted]
-    ['b', 'a']
+    ['a', 'c', 'b']
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Mapping, Sequence
-from dataclasses import dataclass
-from datetime import datetime, timedelta
+from collections.abc import Hashable, Mapping, Sequence
 from typing import TypeVar
 
 from langchain_tiered_memory.errors import ConfigurationError
-from langchain_tiered_memory.stores.fusion import normalize_scores
-from langchain_tiered_memory.tiers.turns.temporal import TimeRange, time_match
 
 __all__ = [
-    "PairScorer",
-    "TimeBoost",
     "apply_neighbour_boost",
     "apply_session_boost",
-    "apply_time_boost",
     "candidate_spread",
     "check_boost_weight",
-    "rerank",
     "resort",
 ]
 
 K = TypeVar("K", bound=Hashable)
-
-PairScorer = Callable[[str, Sequence[str]], Sequence[float]]
-"""``scorer(query, texts) -> scores``, higher is better (e.g. a cross-encoder)."""
-
-
-@dataclass(frozen=True)
-class TimeBoost:
-    """How much a match with a time named in the query adds to a fused score.
-
-    Attributes:
-        weight: Added at a full match. ``ConversationTurns.search`` multiplies it by
-            the spread of its candidates' scores (:func:`candidate_spread`), so 1.0
-            moves a turn ahead of close competitors, not far ones.
-        slack: Partial credit this far outside the named range (memories are often
-            written a little after the event).
-
-    Examples:
-        >>> TimeBoost().weight
-        0.1
-    """
-
-    weight: float = 0.1
-    slack: timedelta = timedelta(days=30)
-
-    def __post_init__(self) -> None:
-        if self.weight < 0:
-            raise ConfigurationError(f"TimeBoost.weight must be >= 0, got {self.weight}")
-        if self.slack < timedelta(0):
-            raise ConfigurationError(f"TimeBoost.slack must be >= 0, got {self.slack}")
-
-
-def apply_time_boost(
-    fused: Sequence[tuple[K, float]],
-    dates: Mapping[K, datetime | None],
-    ranges: Sequence[TimeRange],
-    boost: TimeBoost,
-) -> list[tuple[K, float]]:
-    """Add ``boost.weight * time_match(date)`` to each candidate's score and re-sort.
-
-    Args:
-        fused: ``(key, score)`` best first, as :func:`.fusion.fuse` returns.
-        dates: Key -> timestamp of the memory (missing or None: no boost).
-        ranges: Time ranges named in the query; empty leaves the order unchanged.
-        boost: Weight and slack.
-
-    Returns:
-        ``(key, boosted score)`` best first; ties keep the input order.
-    """
-    if not ranges or boost.weight == 0:
-        return list(fused)
-    out = []
-    for key, score in fused:
-        when = dates.get(key)
-        bonus = time_match(when, ranges, slack=boost.slack) if when is not None else 0.0
-        out.append((key, score + boost.weight * bonus))
-    return resort(out)
 
 
 def apply_neighbour_boost(
@@ -185,60 +115,6 @@ def apply_session_boost(
             bonus = second if max(0.0, score) == first else first  # best of the others
         out.append((key, score + weight * bonus))
     return resort(out)
-
-
-def rerank(
-    query: str,
-    fused: Sequence[tuple[K, float]],
-    texts: Mapping[K, str],
-    scorer: PairScorer,
-    *,
-    weight: float = 1.0,
-    top_k: int = 30,
-) -> list[tuple[K, float]]:
-    """Blend the fused score with ``scorer`` over the top ``top_k`` candidates.
-
-    Both scores are min-max normalised over the re-scored candidates and added as
-    ``(1 - weight) * fused + weight * scorer``; candidates beyond ``top_k`` keep their
-    order after the re-scored ones.
-
-    Args:
-        query: The query text.
-        fused: ``(key, score)`` best first.
-        texts: Key -> the text the scorer reads.
-        scorer: ``scorer(query, texts) -> scores``.
-        weight: 1.0 ranks by the scorer alone; 0.0 keeps the fused order.
-        top_k: How many candidates to re-score.
-
-    Raises:
-        ConfigurationError: ``weight`` is outside [0, 1] or ``top_k`` < 1.
-        ValueError: The scorer returned a different number of scores than texts.
-
-    Examples:
-        >>> overlap = lambda q, ts: [len(set(q.split()) & set(t.split())) for t in ts]
-        >>> fused = [("a", 0.9), ("b", 0.8)]
-        >>> rerank("red car", fused, {"a": "blue bike", "b": "red car"}, overlap, weight=0.8)[0][0]
-        'b'
-    """
-    if not 0.0 <= weight <= 1.0:
-        raise ConfigurationError(f"rerank weight must be in [0, 1], got {weight}")
-    if top_k < 1:
-        raise ConfigurationError(f"rerank top_k must be >= 1, got {top_k}")
-    head, tail = list(fused[:top_k]), list(fused[top_k:])
-    if not head:
-        return []
-    raw = list(scorer(query, [texts[k] for k, _ in head]))
-    if len(raw) != len(head):
-        raise ValueError(
-            f"the reranker returned {len(raw)} scores for {len(head)} texts; "
-            "a PairScorer must return one score per text, in order"
-        )
-    base = normalize_scores({i: s for i, (_, s) in enumerate(head)}, "minmax")
-    new = normalize_scores(dict(enumerate(raw)), "minmax")
-    blended = [(k, (1 - weight) * base[i] + weight * new[i]) for i, (k, _) in enumerate(head)]
-    ranked = resort(blended)
-    floor = min((s for _, s in ranked), default=0.0)
-    return ranked + [(k, floor - 1e-9 * (j + 1)) for j, (k, _) in enumerate(tail)]
 
 
 SPREAD_FLOOR = 1e-3
