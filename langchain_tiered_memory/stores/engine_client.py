@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import threading
 import warnings
-from collections.abc import Callable, Generator
-from contextlib import AbstractContextManager, nullcontext
+from collections.abc import Callable, Generator, Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
 from typing import Any
 
@@ -164,19 +164,14 @@ def _index_call(collection: str, name: str) -> Call:
     return Call("create_payload_index", {**kwargs, "wait": True})
 
 
-def _range_index_calls(name: str, request: Any, indexed: set[str]) -> Calls:
-    """Create a float index on every ``value.<path>`` the request's filters range over (once)."""
-    for key in sorted(rq.fields_to_index(request) - indexed):
-        yield _index_call(name, key)
-        indexed.add(key)
-
-
 def _calls(name: str, request: Any, indexed: set[str]) -> Calls:
     if isinstance(request, rq.Setup):
         info = yield from _setup_calls(request.collection)
         indexed.update(info.payload_schema or {})
         return None
-    yield from _range_index_calls(name, request, indexed)
+    for key in sorted(rq.fields_to_index(request) - indexed):  # float-index ranges once
+        yield _index_call(name, key)
+        indexed.add(key)
 
     def call(method: str, **kwargs: Any) -> Call:
         return Call(method, {"collection_name": name, **kwargs})
@@ -230,8 +225,15 @@ def _is_local(client: QdrantClient | AsyncQdrantClient) -> bool:
     return options.get("location") == ":memory:" or options.get("path") is not None
 
 
-def _translate(exc: Exception) -> BackendError:
-    return BackendError(f"Qdrant client request failed: {type(exc).__name__}: {exc}")
+@contextmanager
+def _client_errors() -> Iterator[None]:
+    """Raise a failed client request as a :class:`BackendError`."""
+    try:
+        yield
+    except (BackendError, ConfigurationError):
+        raise
+    except Exception as exc:
+        raise BackendError(f"Qdrant client request failed: {type(exc).__name__}: {exc}") from exc
 
 
 class ClientEngine:
@@ -269,22 +271,13 @@ class ClientEngine:
 
     def execute(self, request: Any) -> Any:
         """Run one request on a sync client."""
-        try:
-            with self._lock:
-                return run_plan(_calls(self.name, request, self._indexed), self._sync_call)
-        except (BackendError, ConfigurationError):
-            raise
-        except Exception as exc:
-            raise _translate(exc) from exc
+        with _client_errors(), self._lock:
+            return run_plan(_calls(self.name, request, self._indexed), self._sync_call)
 
     async def aexecute(self, request: Any) -> Any:
         """Run one request on an async client."""
-        try:
+        with _client_errors():
             return await arun_plan(_calls(self.name, request, self._indexed), self._async_call)
-        except (BackendError, ConfigurationError):
-            raise
-        except Exception as exc:
-            raise _translate(exc) from exc
 
     def close(self) -> None:
         """Close a sync client (an async client is closed with :meth:`aclose`)."""

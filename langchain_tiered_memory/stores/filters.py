@@ -17,6 +17,7 @@ Examples:
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 import sys
@@ -98,33 +99,25 @@ def _mark(kind: str, parts: tuple[str, ...], extra: str = "") -> Match:
     return Match("value_marks", f"{kind}:{encode_ns(parts)}{suffix}")
 
 
-def _not_array(parts: tuple[str, ...]) -> Where:
-    # Qdrant matches a scalar condition against any element of an array field.
-    return Where(must_not=(_mark("a", parts),))
-
-
 def _number(value: Any, op: str) -> float:
     if isinstance(value, bool):
         raise InvalidInputError(f"{op} needs a number, got {value!r}")
     if isinstance(value, (int, float)):
-        number = float(value)
-    elif isinstance(value, str):
+        return float(value)
+    if isinstance(value, str):
         try:
-            number = float(value.strip())
+            return float(value.strip())
         except ValueError:
             raise InvalidInputError(
                 f"{op} needs a number, got the string {value!r}: pass a number"
             ) from None
-    elif isinstance(value, datetime):
+    if isinstance(value, datetime):
         return ensure_aware(value).timestamp()
-    else:
-        raise InvalidInputError(f"{op} needs a number, got {type(value).__name__} {value!r}")
-    return number
+    raise InvalidInputError(f"{op} needs a number, got {type(value).__name__} {value!r}")
 
 
 def _never(parts: tuple[str, ...]) -> Match:
-    """A condition no point meets (no value mark has the kind ``never``)."""
-    return _mark("never", parts)
+    return _mark("never", parts)  # no value mark has the kind ``never``
 
 
 _LARGEST = sys.float_info.max
@@ -141,7 +134,8 @@ def _bounds(parts: tuple[str, ...], bounds: dict[str, float]) -> list[Condition]
             finite["gte" if bound < 0 else "lte"] = -_LARGEST if bound < 0 else _LARGEST
         else:
             finite[op] = bound
-    return [Range(_field_key(parts), **finite), _not_array(parts)]
+    # Qdrant matches a scalar condition against any element of an array field.
+    return [Range(_field_key(parts), **finite), Where(must_not=(_mark("a", parts),))]
 
 
 def _equals(parts: tuple[str, ...], value: Any, *, exact: bool) -> list[Condition]:
@@ -168,12 +162,6 @@ def _equals(parts: tuple[str, ...], value: Any, *, exact: bool) -> list[Conditio
     )
 
 
-def _equality_operator(parts: tuple[str, ...], op: str, operand: Any) -> list[Condition]:
-    """``$eq`` or ``$ne`` (bounds are gathered into one range by :func:`_field`)."""
-    equal = _equals(parts, operand, exact=True)
-    return equal if op == "$eq" else [Where(must_not=(Where(must=tuple(equal)),))]
-
-
 def _field(parts: tuple[str, ...], value: Any) -> list[Condition]:
     if isinstance(value, Mapping) and any(str(k).startswith("$") for k in value):
         unknown = [k for k in value if k not in _OPERATORS]
@@ -181,12 +169,13 @@ def _field(parts: tuple[str, ...], value: Any) -> list[Condition]:
             raise InvalidInputError(
                 f"unsupported filter operator {unknown[0]!r}: use one of {', '.join(_OPERATORS)}"
             )
-        conditions = [
-            c
-            for op, operand in value.items()
-            if op in ("$eq", "$ne")
-            for c in _equality_operator(parts, op, operand)
-        ]
+        conditions: list[Condition] = []
+        for op, operand in value.items():
+            if op == "$eq":
+                conditions += _equals(parts, operand, exact=True)
+            elif op == "$ne":
+                ne = Where(must=tuple(_equals(parts, operand, exact=True)))
+                conditions.append(Where(must_not=(ne,)))
         # All bounds in one Range (docs/store.md, "One range per field").
         bounds = {op[1:]: _number(v, op) for op, v in value.items() if op not in ("$eq", "$ne")}
         if bounds:
@@ -239,11 +228,8 @@ def not_expired(now_us: int) -> Where:
 def _is_expiry_check(cond: Condition) -> bool:
     return (
         isinstance(cond, Range)
-        and cond.key == "expires_us"
         and cond.lte is not None
-        and cond.gt is None
-        and cond.gte is None
-        and cond.lt is None
+        and cond == Range("expires_us", lte=cond.lte)
     )
 
 
@@ -331,11 +317,7 @@ def list_namespaces_filter(conditions: Iterable[MatchCondition], *, now_us: int)
     for condition in conditions:
         if condition.match_type != "prefix":
             continue
-        fixed: list[str] = []
-        for label in condition.path:
-            if label == "*":
-                break
-            fixed.append(label)
+        fixed = list(itertools.takewhile(lambda label: label != "*", condition.path))
         if fixed:
             must.append(Match("ns_prefixes", encode_ns(fixed)))
     return Where(must=tuple(must))

@@ -285,22 +285,18 @@ class Planner:
         dense = [vectors[t] for t in put.texts]
         return PointData(put.pid, payload, dense, bm25_document(put.lexical) or None)
 
-    def embed_plan(self, texts: Iterable[str]) -> Plan[dict[str, list[float]]]:
+    def embed_plan(
+        self, texts: Iterable[str], request: type[EmbedDocuments | EmbedQueries] = EmbedDocuments
+    ) -> Plan[dict[str, list[float]]]:
         """Embed the distinct ``texts`` in one request and check the vectors' size."""
         distinct = sorted(set(texts))
         if not distinct:
             return {}
-        embedded = yield EmbedDocuments(distinct)
-        self._check_vectors(embedded, len(distinct))
-        return dict(
-            zip(distinct, (v if type(v) is list else list(v) for v in embedded), strict=True)
-        )
-
-    def _check_vectors(self, vectors: Sequence[Sequence[float]], expected: int) -> None:
+        vectors = yield request(distinct)
         dims = self.collection.dims
-        if len(vectors) != expected:
+        if len(vectors) != len(distinct):
             raise ConfigurationError(
-                f"the embedding model returned {len(vectors)} vectors for {expected} texts"
+                f"the embedding model returned {len(vectors)} vectors for {len(distinct)} texts"
             )
         for vector in vectors:
             if len(vector) != dims:
@@ -310,6 +306,9 @@ class Planner:
                 )
             if not math.isfinite(sum(vector)):  # NaN and inf propagate through the sum
                 raise ConfigurationError("the embedding model returned NaN or infinite values")
+        return dict(
+            zip(distinct, (v if type(v) is list else list(v) for v in vectors), strict=True)
+        )
 
     def _mode(self, op: SearchOp, override: str | None) -> str:
         if not op.query or self.embeddings is None:
@@ -433,14 +432,10 @@ class Planner:
         results: list[Result],
         refresh: dict[str, float],
     ) -> Plan[None]:
-        dense_texts = sorted(
-            {op.query for _, op, _, mode in searches if op.query and mode in ("dense", "hybrid")}
+        vectors = yield from self.embed_plan(
+            (op.query for _, op, _, mode in searches if op.query and mode in ("dense", "hybrid")),
+            EmbedQueries,
         )
-        vectors: dict[str, list[float]] = {}
-        if dense_texts:
-            embedded = yield EmbedQueries(list(dense_texts))
-            self._check_vectors(embedded, len(dense_texts))
-            vectors = dict(zip(dense_texts, (list(v) for v in embedded), strict=False))
         pages = yield from search_pages(
             [(op, flt, mode) for _, op, flt, mode in searches],
             vectors,

@@ -114,8 +114,7 @@ def fuse_hybrid(
         complete=[n for n, hits in lists.items() if depth is None or len(hits) < depth],
     )
     first = {h.id: h for hits in lists.values() for h in reversed(hits)}
-    ranked = _tie_sorted([(Hit(pid, score, first[pid].payload), score) for pid, score in fused])
-    return [(hit, hit.score) for hit, _ in ranked]
+    return _tie_sorted([(Hit(pid, score, first[pid].payload), score) for pid, score in fused])
 
 
 def calibrated(mode: str, score: float, config: FusionConfig) -> float:
@@ -155,10 +154,7 @@ def _tie_sorted(ranked: list[tuple[Hit, float]], exact: bool = False) -> list[tu
         j = i + 1
         while j < n and (ordered[j][1] == head if exact else _tied(head, ordered[j][1])):
             j += 1
-        if j - i > 1:
-            out.extend(sorted(ordered[i:j], key=lambda pair: pair[0].id))
-        else:
-            out.append(ordered[i])
+        out.extend(sorted(ordered[i:j], key=lambda pair: pair[0].id))
         i = j
     return out
 
@@ -215,21 +211,13 @@ def _queries(
     ]
 
 
-def _with_payload(
-    hit: Hit, score: float | None, payloads: dict[str, dict[str, Any]]
-) -> tuple[Hit, float | None]:
-    if hit.payload:
-        return hit, score
-    return hit._replace(payload=payloads.get(hit.id, {})), score
-
-
 def _walks(
-    searches: Sequence[tuple[SearchOp, Where, str]], full_scan_points: int | None
+    searches: Sequence[tuple[SearchOp, Where, str]], full_scan_points: int | None, estimate: bool
 ) -> Plan[list[Walk]]:
     """How each dense search walks the index, from one request of estimates."""
     asks = [
         estimates(op, full_scan_points=full_scan_points)
-        if op.limit and op.query and mode in ("dense", "hybrid")
+        if estimate and op.limit and op.query and mode in ("dense", "hybrid")
         else []
         for op, _, mode in searches
     ]
@@ -257,11 +245,7 @@ def search_pages(
     With ``estimate``, filtered dense searches are first sized to choose their walk
     (:mod:`.search_walk`).
     """
-    walks = (
-        (yield from _walks(searches, full_scan_points))
-        if estimate
-        else [ENGINE_CHOICE] * len(searches)
-    )
+    walks = yield from _walks(searches, full_scan_points, estimate)
     planned = [
         [] if op.limit == 0 else _queries(op, flt, mode, vectors.get(op.query or ""), idf, walk)
         for (op, flt, mode), walk in zip(searches, walks, strict=True)
@@ -291,7 +275,13 @@ def search_pages(
     bare = sorted({hit.id for page in pages for hit, _ in page if not hit.payload})
     if bare:  # hybrid pages: fetch the payloads of the hits that are shown
         payloads: dict[str, dict[str, Any]] = yield Retrieve(bare, ITEM_FIELDS)
-        pages = [[_with_payload(hit, score, payloads) for hit, score in page] for page in pages]
         # A point deleted between the candidate query and the fetch is left out.
-        pages = [[(hit, score) for hit, score in page if hit.payload] for page in pages]
+        pages = [
+            [
+                (hit if hit.payload else hit._replace(payload=payloads[hit.id]), score)
+                for hit, score in page
+                if hit.payload or payloads.get(hit.id)
+            ]
+            for page in pages
+        ]
     return pages
