@@ -339,26 +339,20 @@ def layout_value(value: Any) -> ValueLayout:
         >>> layout_value({"n": 1, "s": "x"}).marks
         ['k:["n"]', 'e:["n"]:n:1', 'k:["s"]', 'e:["s"]:s:x']
     """
-    plain = _plain_layout(value) if type(value) is dict else None
-    if plain is not None:
-        return plain
+    marks: list[str] = []
+    if type(value) is dict:  # plain JSON types only: no copy, no second pass
+        try:
+            numbers = _walk(value, (), 1, marks)
+        except (_Unusual, RecursionError):
+            marks = []  # the full check below
+        else:
+            text = dumps(value)
+            size = len(text) if text.isascii() else len(text.encode("utf-8"))
+            if size > MAX_VALUE_BYTES:
+                normalize_value(value)  # raises the size error
+            return ValueLayout(value, text, marks, numbers)
     normalized, text = normalize_value(value)
-    marks: list[str] = []
     return ValueLayout(normalized, text, marks, _walk(normalized, (), 1, marks))
-
-
-def _plain_layout(value: dict[str, Any]) -> ValueLayout | None:
-    """The layout of a value made of plain JSON types only, or None to take the full check."""
-    marks: list[str] = []
-    try:
-        numbers = _walk(value, (), 1, marks)
-    except (_Unusual, RecursionError):
-        return None
-    text = dumps(value)
-    size = len(text) if text.isascii() else len(text.encode("utf-8"))
-    if size > MAX_VALUE_BYTES:
-        normalize_value(value)  # raises the size error
-    return ValueLayout(value, text, marks, numbers)
 
 
 @functools.lru_cache(maxsize=4096)

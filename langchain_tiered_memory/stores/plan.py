@@ -93,30 +93,16 @@ def _path_tokens(path: str) -> tuple[str, ...]:
     return tuple(tokenize_path(path))
 
 
-def _tokens(path: str) -> str | list[str]:
-    """``path`` tokenized once; ``"$"`` stays a string (``get_text_at_path`` reads it so)."""
-    return path if not path or path == "$" else list(_path_tokens(path))
-
-
-@functools.lru_cache(maxsize=1024)
-def _plain_key(path: str) -> str | None:
-    """The field a one-key path names (``"text"``), None for other paths."""
-    if not path or path == "$":
-        return None
-    tokens = _path_tokens(path)
-    if len(tokens) != 1 or tokens[0] == "*" or tokens[0].startswith(("[", "{")):
-        return None
-    return tokens[0]
-
-
 def _texts_at(value: dict[str, Any], path: str) -> list[str]:
     """The non-empty texts at ``path`` (``get_text_at_path``; a string field looked up directly)."""
-    key = _plain_key(path)
-    if key is not None:
-        found = value.get(key)
+    if not path or path == "$":  # the whole value
+        return [t for t in get_text_at_path(value, path) if t]
+    tokens = _path_tokens(path)
+    if len(tokens) == 1 and tokens[0] != "*" and not tokens[0].startswith(("[", "{")):
+        found = value.get(tokens[0])
         if type(found) is str:
             return [found] if found else []
-    return [t for t in get_text_at_path(value, _tokens(path)) if t]
+    return [t for t in get_text_at_path(value, list(tokens)) if t]
 
 
 def check_namespace(namespace: Any, *, allow_empty: bool = False) -> tuple[str, ...]:
@@ -126,16 +112,12 @@ def check_namespace(namespace: Any, *, allow_empty: bool = False) -> tuple[str, 
         NamespaceError: Say which label is wrong and how to fix it.
     """
     if type(namespace) is tuple and namespace and all(type(label) is str for label in namespace):
-        return _checked(namespace)  # a batch repeats a few namespaces
-    return _check_namespace(namespace, allow_empty)
+        return _checked(namespace, False)  # a batch repeats a few namespaces
+    return _checked.__wrapped__(namespace, allow_empty)  # unhashable ones are not cached
 
 
-@functools.lru_cache(maxsize=4096)
-def _checked(namespace: tuple[Any, ...]) -> tuple[str, ...]:
-    return _check_namespace(namespace, False)  # errors are raised, never cached
-
-
-def _check_namespace(namespace: Any, allow_empty: bool) -> tuple[str, ...]:
+@functools.lru_cache(maxsize=4096)  # errors are raised, never cached
+def _checked(namespace: Any, allow_empty: bool) -> tuple[str, ...]:
     ns = validate_namespace(namespace, allow_empty=allow_empty)
     for i, label in enumerate(ns):
         if "." in label or "\x00" in label:

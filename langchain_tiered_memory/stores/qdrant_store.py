@@ -396,9 +396,7 @@ class QdrantMemoryStore(BaseStore):
             ...     unchanged, store.namespace_version(("alice",)) == before
             (True, False)
         """
-        if not self._ready or not isinstance(self.engine, EdgeEngine):
-            return None
-        if not self.engine.ttl_free:
+        if not self._ready or not isinstance(self.engine, EdgeEngine) or not self.engine.ttl_free:
             return None
         return self._versions.token(tuple(namespace_prefix))
 
