@@ -1,18 +1,10 @@
 """How one store item is laid out as one Qdrant point (payload format 4).
 
-Each item ``(namespace, key) -> value`` is one point whose id is a uuid5 of the
-namespace and key, so writing the same item twice replaces it. The payload carries
-what filters need, indexed inside the engine: ``ns_prefixes`` (every prefix of the
-namespace, JSON-encoded), ``ns_path``, ``value`` (the value's numbers,
-:func:`numeric_view`; left out when it holds none), ``value_marks`` (equality
-markers, :func:`value_marks`), ``updated_us`` and ``expires_us`` (left out without a
-TTL); and what reads need packed in ``item``, the JSON text ``[key, created,
-ttl_minutes, value]`` (:func:`pack_item`). ``docs/store.md`` ("How an item is
-stored") has the table.
-
-Formats 2 and 3 kept ``key``, ``value_json``, ``created_at``/``updated_at`` (ISO
-text) and ``ttl_minutes`` as fields of their own; reads and filters work on points
-of every readable format, so an older store is read as is and upgraded in place.
+Each item is one point whose id is a uuid5 of its namespace and key. Its payload holds
+the indexed fields filters need (:func:`numeric_view`, :func:`value_marks`) and what reads
+need packed in ``item`` (:func:`pack_item`); ``docs/store.md`` ("How an item is stored")
+has the table. Points of formats 2 and 3 (``key``, ``value_json``, ``created_at``,
+``updated_at`` and ``ttl_minutes`` as fields of their own) are read as they are.
 
 Examples:
     >>> point_id(("memories", "alice"), "k1") == point_id(["memories", "alice"], "k1")

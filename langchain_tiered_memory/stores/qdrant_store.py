@@ -1,18 +1,11 @@
 """``QdrantMemoryStore``: a LangGraph ``BaseStore`` on Qdrant, embedded or client.
 
-Two engines sit behind one query compiler (:mod:`.plan`): :meth:`QdrantMemoryStore.embedded`
-(default: Qdrant Edge in-process, on disk) and :meth:`~QdrantMemoryStore.from_client` /
-:meth:`~QdrantMemoryStore.from_url` (a Qdrant server, Qdrant Cloud, or qdrant-client's
-local mode). Retrieval is ``"hybrid"`` (dense + BM25 fused as ``fusion=`` says, by default
-:data:`.fusion.DEFAULT_FUSION`), ``"dense"`` or ``"lexical"``, chosen per store and
-overridable per search; ``SearchItem.score`` is in ``[0, 1]`` in every mode, higher is
-better (``docs/store.md``, "What a search score means"). ``lexical_fields=`` BM25-indexes
-other value fields than the embedded ones, with repeat weights. BM25 document frequencies
-count the points under the searched namespace prefix (``lexical_idf="namespace"``: a
-user's scores never depend on other users' memories) or the whole collection
-(``"global"``: constant time per query term). A dense search whose filter keeps at most
-``full_scan_points`` points scans them exactly (:mod:`.search_walk`). Optimized segments
-keep each namespace's points together (see :meth:`QdrantMemoryStore.start_optimize`).
+Engines, retrieval modes and scores (in ``[0, 1]``, higher is better): ``docs/store.md``.
+``lexical_fields=`` BM25-indexes other value fields than the embedded ones, with repeat
+weights. BM25 document frequencies count the points under the searched namespace prefix
+(``lexical_idf="namespace"``: a user's scores never depend on other users' memories) or
+the whole collection (``"global"``: constant time per query term). A dense search whose
+filter keeps at most ``full_scan_points`` points scans them exactly (:mod:`.search_walk`).
 Only ``distance_type="cosine"`` is accepted in ``index``.
 
 Limits: values are JSON dicts of at most 1 MiB (compact UTF-8 JSON), nested at

@@ -68,10 +68,7 @@ TENANT_INDEX = "ns_path"
 
 
 PAYLOAD_FORMAT = 4
-"""Payload layout version: 2 added the ``k:`` and ``e:`` equality markers, 3 left
-out what reads and filters never use, 4 packs what only reads use into one
-string and leaves out empty fields (stores of formats 2 and 3 are upgraded in
-place; see :mod:`.payload`)."""
+"""Payload layout version (:mod:`.payload`); stores of formats 2 and 3 are upgraded in place."""
 READABLE_FORMATS = frozenset({2, 3, 4})
 """Formats whose points this version reads (see :mod:`.payload`)."""
 

@@ -63,9 +63,9 @@ EVERY_ITEM = Where(must=(Range("updated_us", gte=float(-(2**63))),))
 statistics would count deleted points until a vacuum)."""
 
 
-def _tied(a: float, b: float) -> bool:
+def _tied(a: float, b: float, exact: bool = False) -> bool:
     # Engines score in float32 or float64: equal scores may differ in the last bits.
-    return math.isclose(a, b, rel_tol=1e-6, abs_tol=1e-9)
+    return a == b if exact else math.isclose(a, b, rel_tol=1e-6, abs_tol=1e-9)
 
 
 def fuse_rrf(lists: Sequence[Sequence[Hit]], k: int = RRF_K) -> list[tuple[Hit, float]]:
@@ -138,12 +138,6 @@ def _rank(mode: str, hit: Hit) -> float:
     return float(hit.payload.get("updated_us", 0)) if mode == "recent" else hit.score
 
 
-def _same(mode: str, a: Hit, b: Hit) -> bool:
-    if mode == "recent":  # exact microseconds
-        return _rank(mode, a) == _rank(mode, b)
-    return _tied(a.score, b.score)
-
-
 def _tie_sorted(ranked: list[tuple[Hit, float]], exact: bool = False) -> list[tuple[Hit, float]]:
     """Best rank first; ranks equal (within a tolerance unless ``exact``) ordered by id."""
     ordered = sorted(ranked, key=lambda pair: -pair[1])
@@ -152,24 +146,19 @@ def _tie_sorted(ranked: list[tuple[Hit, float]], exact: bool = False) -> list[tu
     while i < n:
         head = ordered[i][1]
         j = i + 1
-        while j < n and (ordered[j][1] == head if exact else _tied(head, ordered[j][1])):
+        while j < n and _tied(head, ordered[j][1], exact):
             j += 1
         out.extend(sorted(ordered[i:j], key=lambda pair: pair[0].id))
         i = j
     return out
 
 
-def _sorted(mode: str, hits: list[Hit]) -> list[Hit]:
-    """Rank order with ties by id (scores tie within a tolerance, times exactly)."""
-    ranked = _tie_sorted([(h, _rank(mode, h)) for h in hits], exact=mode == "recent")
-    return [hit for hit, _ in ranked]
-
-
 def _complete_ties(query: Query, hits: list[Hit], window: int) -> Plan[list[Hit]]:
     """Fetch deeper while the last fetched hit ties with the page's last one."""
     limit = query.limit
     while len(hits) >= limit and len(hits) > window:
-        if not _same(query.mode, hits[-1], hits[window - 1]):
+        last, edge = _rank(query.mode, hits[-1]), _rank(query.mode, hits[window - 1])
+        if not _tied(last, edge, exact=query.mode == "recent"):  # times tie exactly
             break
         limit *= 2
         (hits,) = yield QueryBatch([replace(query, limit=limit)])
@@ -265,11 +254,12 @@ def search_pages(
             pages.append(list(fuse_hybrid(dense, lexical, fusion, queries[0].limit)[start:stop]))
         else:
             hits = yield from _complete_ties(queries[0], answers[0], stop)
-            ranked = _sorted(mode, hits)[start:stop]
+            # Scores tie within a tolerance, times exactly.
+            ranked = _tie_sorted([(h, _rank(mode, h)) for h in hits], exact=mode == "recent")
             pages.append(
                 [
                     (hit, None if mode == "recent" else calibrated(mode, hit.score, fusion))
-                    for hit in ranked
+                    for hit, _ in ranked[start:stop]
                 ]
             )
     bare = sorted({hit.id for page in pages for hit, _ in page if not hit.payload})
