@@ -94,12 +94,6 @@ def _query(q: rq.Query) -> models.QueryRequest:
     return models.QueryRequest(query=_sparse(q.sparse), using=rq.SPARSE, params=idf, **common)
 
 
-def _vector_size(info: models.CollectionInfo) -> int | None:
-    vectors = info.config.params.vectors
-    params = vectors.get(rq.DENSE) if isinstance(vectors, dict) else None
-    return None if params is None else int(params.size)
-
-
 def _setup_calls(c: rq.Collection) -> Calls:
     exists = yield Call("collection_exists", {"collection_name": c.name})
     if not exists:
@@ -133,8 +127,10 @@ def _setup_calls(c: rq.Collection) -> Calls:
             "update_collection",
             {"collection_name": c.name, "metadata": {FORMAT_KEY: rq.PAYLOAD_FORMAT}},
         )
+    vectors = info.config.params.vectors
+    params = vectors.get(rq.DENSE) if isinstance(vectors, dict) else None
     rq.check_dims(
-        _vector_size(info),
+        None if params is None else int(params.size),
         c.dims,
         holder,
         "use the embedding model it was created with, or another collection",
@@ -219,12 +215,6 @@ def _calls(name: str, request: Any, indexed: set[str]) -> Calls:
     return None
 
 
-def _is_local(client: QdrantClient | AsyncQdrantClient) -> bool:
-    """Whether ``client`` runs qdrant-client's local mode (``":memory:"`` or a path)."""
-    options = client.init_options
-    return options.get("location") == ":memory:" or options.get("path") is not None
-
-
 @contextmanager
 def _client_errors() -> Iterator[None]:
     """Raise a failed client request as a :class:`BackendError`."""
@@ -252,9 +242,10 @@ class ClientEngine:
         self.name = collection
         self.is_async = isinstance(client, AsyncQdrantClient)
         self._indexed: set[str] = set()  # payload fields known to have an index
-        # qdrant-client's local mode is plain Python dicts and numpy arrays, not
-        # thread-safe: one request at a time. Server clients run concurrently.
-        local = _is_local(client)
+        # qdrant-client's local mode (":memory:" or a path) is plain Python dicts and
+        # numpy arrays, not thread-safe: one request at a time. Servers run concurrently.
+        options = client.init_options
+        local = options.get("location") == ":memory:" or options.get("path") is not None
         self._lock: AbstractContextManager[Any] = threading.RLock() if local else nullcontext()
         # Local mode scans every search and counts in Python: estimates there cost a scan.
         self.estimates = not local

@@ -220,13 +220,6 @@ class Planner:
         self._lock = threading.Lock()
 
     # ------------------------------------------------------------------ helpers
-    def _order_us(self, now_us: int, count: int = 1) -> int:
-        """The first of ``count`` increasing write stamps, none before ``now_us``."""
-        with self._lock:
-            first = max(now_us, self._last_us + 1)
-            self._last_us = first + count - 1
-            return first
-
     def _now_us(self) -> int:
         return micros(ensure_aware(self.clock()))
 
@@ -454,7 +447,9 @@ class Planner:
         )
         vectors = yield from self.embed_plan(t for u in upserts for t in u.texts)
         points = []
-        order_us = self._order_us(now_us, len(upserts))
+        with self._lock:  # increasing write stamps, none before now_us
+            order_us = max(now_us, self._last_us + 1)
+            self._last_us = order_us + len(upserts) - 1
         for u in upserts:
             found = existing.get(u.pid)
             created = created_of(found) if found else None
