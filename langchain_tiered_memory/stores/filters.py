@@ -81,7 +81,6 @@ _Built = TypeVar("_Built")
 
 _SIMPLE_KEY = re.compile(r"[A-Za-z0-9_\-]+")
 _OPERATORS = ("$eq", "$ne", "$gt", "$gte", "$lt", "$lte")
-VALUE_PREFIX = "value."
 
 
 def _field_key(parts: tuple[str, ...]) -> str:
@@ -116,22 +115,15 @@ def _number(value: Any, op: str) -> float:
     raise InvalidInputError(f"{op} needs a number, got {type(value).__name__} {value!r}")
 
 
-def _never(parts: tuple[str, ...]) -> Match:
-    return _mark("never", parts)  # no value mark has the kind ``never``
-
-
-_LARGEST = sys.float_info.max
-
-
 def _bounds(parts: tuple[str, ...], bounds: dict[str, float]) -> list[Condition]:
     """One range over a field, with non-finite bounds read as ``InMemoryStore`` reads them."""
     finite: dict[str, float] = {}
     for op, bound in bounds.items():
         lower = op in ("gt", "gte")
         if math.isnan(bound) or bound == (math.inf if lower else -math.inf):
-            return [_never(parts)]
+            return [_mark("never", parts)]  # no value mark has this kind: matches nothing
         if math.isinf(bound):  # below or above every number: only "is a number" is left
-            finite["gte" if bound < 0 else "lte"] = -_LARGEST if bound < 0 else _LARGEST
+            finite["gte" if bound < 0 else "lte"] = math.copysign(sys.float_info.max, bound)
         else:
             finite[op] = bound
     # Qdrant matches a scalar condition against any element of an array field.
@@ -153,7 +145,7 @@ def _equals(parts: tuple[str, ...], value: Any, *, exact: bool) -> list[Conditio
     if isinstance(value, bool):
         return [_mark("b", parts, "true" if value else "false")]
     if isinstance(value, float) and not math.isfinite(value):
-        return [_never(parts)]  # stored numbers are finite, and NaN equals nothing
+        return [_mark("never", parts)]  # stored numbers are finite, and NaN equals nothing
     if isinstance(value, (str, int, float)):
         return [_mark("e", parts, scalar_token(value))]
     raise InvalidInputError(
@@ -190,7 +182,7 @@ def range_fields(where: Where) -> set[str]:
     for cond in (*where.must, *where.should, *where.must_not):
         if isinstance(cond, Where):
             found |= range_fields(cond)
-        elif isinstance(cond, Range) and cond.key.startswith(VALUE_PREFIX):
+        elif isinstance(cond, Range) and cond.key.startswith("value."):
             found.add(cond.key)
     return found
 
