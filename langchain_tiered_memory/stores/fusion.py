@@ -200,10 +200,8 @@ def weighted_score_fusion(
         name: normalize_scores(s, methods[name], saturation=saturation)
         for name, s in scores.items()
     }
-    order: dict[K, int] = {}
-    for s in scores.values():
-        for key in s:
-            order.setdefault(key, len(order))
+    first_seen = dict.fromkeys(key for s in scores.values() for key in s)
+    order = {key: i for i, key in enumerate(first_seen)}
     if spread_floor is not None:
         spreads = {
             # A side that returned every match ranks all candidates: the rest at 0.

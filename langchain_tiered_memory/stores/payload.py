@@ -480,21 +480,17 @@ def read_item(payload: Mapping[str, Any]) -> tuple[Item, float | None]:
     """The LangGraph ``Item`` stored in a payload (any readable format), and its TTL."""
     packed = payload.get("item")
     if packed is None:  # formats 2 and 3
-        item = Item(
-            namespace=_namespace_of(payload["ns_path"]),
-            key=payload["key"],
-            value=json.loads(payload["value_json"]),
-            created_at=datetime.fromisoformat(payload["created_at"]),
-            updated_at=datetime.fromisoformat(payload["updated_at"]),
-        )
-        return item, payload.get("ttl_minutes")
-    key, created, ttl, value, *updated = json.loads(packed)
+        key, created, updated = payload["key"], payload["created_at"], payload["updated_at"]
+        value, ttl = json.loads(payload["value_json"]), payload.get("ttl_minutes")
+    else:
+        key, created, ttl, value, *rest = json.loads(packed)
+        updated = rest[0] if rest else payload["updated_us"]
     item = Item(
         namespace=_namespace_of(payload["ns_path"]),
         key=key,
         value=value,
         created_at=_moment(created),
-        updated_at=_moment(updated[0] if updated else payload["updated_us"]),
+        updated_at=_moment(updated),
     )
     return item, ttl
 
