@@ -257,12 +257,8 @@ def _numbers_in_list(v: Any, depth: int) -> Any:
     t = type(v)
     if t is str or t is bool or v is None:
         return None
-    if t is int:
-        if not _MIN_INT <= v <= _MAX_INT:
-            raise _Unusual
-        return v
-    if t is float:
-        if not math.isfinite(v):
+    if t is int or t is float:
+        if (t is int and not _MIN_INT <= v <= _MAX_INT) or (t is float and not math.isfinite(v)):
             raise _Unusual
         return v
     if t is dict:

@@ -154,6 +154,7 @@ class QdrantMemoryStore(BaseStore):
         self.index_config = index
         self.ttl_config = ttl
         self.engine = engine
+        self._async_only = bool(getattr(engine, "is_async", False))  # an AsyncQdrantClient
         self._owns_engine = owns_engine
         self._ready = False
         self._versions = NamespaceVersions()
@@ -286,11 +287,8 @@ class QdrantMemoryStore(BaseStore):
         engine: Any = self.engine  # only async clients get here
         return await engine.aexecute(request)
 
-    def _is_async_only(self) -> bool:
-        return bool(getattr(self.engine, "is_async", False))
-
     def _run(self, plan: Plan[T], method: str = "abatch") -> T:
-        if self._is_async_only():
+        if self._async_only:
             plan.close()
             raise ConfigurationError(
                 f"this store wraps an AsyncQdrantClient: use the async method ({method}) "
@@ -302,7 +300,7 @@ class QdrantMemoryStore(BaseStore):
         return run_plan(plan, self._execute)
 
     async def _arun(self, make_plan: Callable[[], Plan[T]]) -> T:
-        if not self._is_async_only():
+        if not self._async_only:
             loop = asyncio.get_running_loop()
             return await loop.run_in_executor(None, lambda: self._run(make_plan()))
         if not self._ready:
@@ -321,7 +319,7 @@ class QdrantMemoryStore(BaseStore):
 
     def close(self) -> None:
         """Release the engine (the embedded directory lock, an owned client); idempotent."""
-        if self._owns_engine and not self._is_async_only():
+        if self._owns_engine and not self._async_only:
             self.engine.close()
 
     async def aclose(self) -> None:

@@ -1,11 +1,8 @@
 """Writing items back with the timestamps they already have (restoring an export).
 
-A ``PutOp`` stamps ``updated_at`` (and a new key's ``created_at``) with the current
-time; a :class:`RestoreOp` carries each record's own times instead, so recency
-ranking, ``as of`` queries and newest-first listing behave as at the source.
-:func:`restore_plan` compiles them into the same requests as puts, with
-``updated_us`` taken from ``updated_at``. Restored items get no TTL, and replace
-any item with the same namespace and key.
+Where a ``PutOp`` stamps the current time, a :class:`RestoreOp` carries each record's own
+times, so recency ranking, ``as of`` queries and newest-first listing behave as at the
+source. Restored items get no TTL, and replace any item with the same namespace and key.
 
 Examples:
     >>> from datetime import datetime, timezone
