@@ -239,13 +239,8 @@ MIN_SPREAD = 1e-3
 """The smallest spread a retriever's scores are taken to have (one or equal candidates)."""
 
 
-def _missing(method: str, normalized: Mapping[K, float], *, complete: bool = False) -> float:
-    """The normalised score of a candidate a retriever did not return.
-
-    On ``"minmax"``, ``"zscore"`` and ``"none"`` the list's lowest score; otherwise 0
-    when ``complete`` (the retriever returned every match), else the lowest returned
-    score less :data:`MISSING_GAP` spreads (never below 0).
-    """
+def _missing(method: str, normalized: Mapping[K, float], *, complete: bool) -> float:
+    """The normalised score of a candidate a retriever did not return (``missing`` above)."""
     lowest = min(normalized.values(), default=0.0)
     if method not in IN_UNIT or method == "minmax":
         return lowest

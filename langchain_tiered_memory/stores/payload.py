@@ -192,9 +192,7 @@ def _check(value: Any, depth: int, where: str) -> None:
     elif isinstance(value, (list, tuple)):
         for i, child in enumerate(value):
             _check(child, depth + 1, f"{where}[{i}]")
-    elif isinstance(value, bool) or value is None or isinstance(value, str):
-        return
-    elif isinstance(value, int):
+    elif isinstance(value, int):  # bool too: within range
         if not _MIN_INT <= value <= _MAX_INT:
             raise InvalidInputError(
                 f"value{where} = {value} is outside the 64-bit integer range: store it as a string"
