@@ -110,10 +110,8 @@ def hash_json(value: Any) -> str:
     return hashlib.blake2b(text.encode("utf-8"), digest_size=12).hexdigest()
 
 
-@functools.lru_cache(maxsize=4096)
-def _path_text(path: tuple[str, ...]) -> str:
-    """Encoded field path of a marker (cached: every item of a tier has the same fields)."""
-    return encode_ns(path)
+_path_text = functools.lru_cache(maxsize=4096)(encode_ns)
+"""Encoded field path of a marker (cached: every item of a tier has the same fields)."""
 
 
 def scalar_token(value: str | float | None) -> str:

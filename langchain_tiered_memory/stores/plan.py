@@ -88,9 +88,7 @@ _UPSERT_CHUNK = 1024
 _FACET_LIMIT = 1_000_000
 
 
-@functools.lru_cache(maxsize=1024)
-def _path_tokens(path: str) -> tuple[str, ...]:
-    return tuple(tokenize_path(path))
+_path_tokens = functools.lru_cache(maxsize=1024)(tokenize_path)
 
 
 def _texts_at(value: dict[str, Any], path: str) -> list[str]:

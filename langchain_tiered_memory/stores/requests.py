@@ -15,7 +15,7 @@ Examples:
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple, TypeAlias
 
 from langchain_tiered_memory.errors import ConfigurationError
@@ -247,7 +247,7 @@ class EmbedDocuments:
 class EmbedQueries:
     """Embed search queries (executed by the store, not the engine)."""
 
-    texts: list[str] = field(default_factory=list)
+    texts: list[str]
 
 
 def fields_to_index(request: object) -> set[str]:
