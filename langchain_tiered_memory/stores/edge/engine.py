@@ -68,7 +68,7 @@ from langchain_tiered_memory.stores.edge.optimizer import (
     OptimizationStatus,
     Progress,
 )
-from langchain_tiered_memory.stores.edge.warm import read_files, read_open_files
+from langchain_tiered_memory.stores.edge.warm import read_files
 from langchain_tiered_memory.stores.sparse import SparseVec
 
 __all__ = ["EdgeEngine"]
@@ -91,10 +91,6 @@ def _filter(where: f.Where) -> qe.Filter:
 
 def _sparse(vec: SparseVec) -> qe.SparseVector:
     return qe.SparseVector(list(vec.indices), list(vec.values))
-
-
-def _point(p: rq.PointData) -> qe.Point:
-    return qe.Point(p.id, p.vectors(_sparse), p.payload)
 
 
 def _query(q: rq.Query) -> qe.QueryRequest:
@@ -131,7 +127,9 @@ def _translate(exc: Exception, path: Path, lock: CollectionLock | None = None) -
 def _write_op(request: Any) -> qe.UpdateOperation | None:
     """The shard update for a write request, or None for a read."""
     if isinstance(request, rq.Upsert):
-        return qe.UpdateOperation.upsert_points([_point(p) for p in request.points])
+        return qe.UpdateOperation.upsert_points(
+            [qe.Point(p.id, p.vectors(_sparse), p.payload) for p in request.points]
+        )
     if isinstance(request, rq.Delete):
         return qe.UpdateOperation.delete_points(list(request.ids))
     if isinstance(request, rq.DeleteWhere):
@@ -158,21 +156,6 @@ def _ensure_indexes(shard: qe.EdgeShard) -> None:
                 tenant = False if holds_points else None
                 index = index_schema(name, kind, tenant=tenant)
                 shard.update(qe.UpdateOperation.create_field_index(name, index))
-
-
-def _check_meta(meta: dict[str, Any], holder: str, c: rq.Collection) -> None:
-    rq.check_format(
-        meta.get("format"),
-        holder,
-        "re-create the store at a new path and copy the items over "
-        "(store.search(..., limit=...) then put)",
-    )
-    rq.check_dims(
-        meta.get("dims"),
-        c.dims,
-        holder,
-        "use the embedding model the store was created with, or a new path",
-    )
 
 
 def _make_empty(path: Path, config: qe.EdgeConfig) -> None:
@@ -211,18 +194,16 @@ class EdgeEngine:
             raise ConfigurationError(
                 f"auto_optimize must be a positive number of points or None, got {auto_optimize}"
             )
-        threads = optimizers.indexing_threads if optimizers is not None else None
-        if threads is not None and threads < 1:
-            raise ConfigurationError(
-                f"EdgeOptimizers.indexing_threads must be a positive thread count, got {threads}: "
-                "pass None for Qdrant Edge's default (one fewer than the CPUs)"
-            )
-        segments = optimizers.segments if optimizers is not None else None
-        if segments is not None and segments < 1:
-            raise ConfigurationError(
-                f"EdgeOptimizers.segments must be a positive segment count, got {segments}: "
-                "pass None for Qdrant Edge's default (half the CPUs, at least 2)"
-            )
+        for name, unit, default in (
+            ("indexing_threads", "thread", "one fewer than the CPUs"),
+            ("segments", "segment", "half the CPUs, at least 2"),
+        ):
+            value = getattr(optimizers, name, None)
+            if value is not None and value < 1:
+                raise ConfigurationError(
+                    f"EdgeOptimizers.{name} must be a positive {unit} count, got {value}: "
+                    f"pass None for Qdrant Edge's default ({default})"
+                )
         self.root = Path(path)
         self.optimizers = optimizers
         self.auto_optimize = auto_optimize
@@ -262,8 +243,16 @@ class EdgeEngine:
         meta = json.loads(meta_path.read_text("utf-8")) if meta_path.exists() else None
         if has_shard(live):
             if meta is not None:
-                _check_meta(meta, f"the store at {container}", c)
-            read_open_files(live)  # one sequential pass instead of random reads on load
+                holder = f"the store at {container}"
+                rq.check_format(
+                    meta.get("format"),
+                    holder,
+                    "re-create the store at a new path and copy the items over "
+                    "(store.search(..., limit=...) then put)",
+                )
+                fix = "use the embedding model the store was created with, or a new path"
+                rq.check_dims(meta.get("dims"), c.dims, holder, fix)
+            read_files(live, lazy=False)  # one sequential pass instead of random reads on load
             dims = (meta or {}).get("dims", c.dims)
             config = None if self.optimizers is None else edge_config(_NAMES, dims, self.optimizers)
             shard = qe.EdgeShard.load(str(live), config)

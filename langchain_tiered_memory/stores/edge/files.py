@@ -305,11 +305,6 @@ def fsync_tree(directory: Path) -> None:
         list(pool.map(_fsync_dir, [Path(root) for root, _, _ in os.walk(directory)]))
 
 
-def _scratch_root() -> Path | None:
-    shm = Path("/dev/shm")
-    return shm if shm.is_dir() and os.access(shm, os.W_OK) else None
-
-
 def create_generation(container: Path, make: Callable[[Path], None]) -> Path | None:
     """Build a new shard on tmpfs with ``make(path)``, copy it in durably, commit it.
 
@@ -317,8 +312,10 @@ def create_generation(container: Path, make: Callable[[Path], None]) -> Path | N
     Returns the committed generation directory, or None where there is no tmpfs or
     the store is on it (build in place then).
     """
-    scratch = _scratch_root()
-    if scratch is None or os.stat(scratch).st_dev == os.stat(container).st_dev:
+    scratch = Path("/dev/shm")
+    if not (scratch.is_dir() and os.access(scratch, os.W_OK)):
+        return None
+    if os.stat(scratch).st_dev == os.stat(container).st_dev:
         return None
     target = next_generation(container)
     try:
@@ -345,12 +342,8 @@ def copy_tree(src: Path, dst: Path, skip: Callable[[str], bool] = is_own_entry) 
     for entry in sorted(src.iterdir()):
         if skip(entry.name):
             continue
-        copied += _copy_any(entry, dst / entry.name)
+        if entry.is_dir():
+            copied += copy_tree(entry, dst / entry.name, skip=lambda name: False)
+        else:
+            copied += _copy_file(entry, dst / entry.name)
     return copied
-
-
-def _copy_any(src: Path, dst: Path) -> int:
-    if src.is_dir():
-        dst.mkdir()
-        return sum(_copy_any(child, dst / child.name) for child in sorted(src.iterdir()))
-    return _copy_file(src, dst)
