@@ -335,7 +335,7 @@ class EdgeEngine:
                 self._float_indexed |= {key}
 
     def _dispatch(self, live: LiveShard, request: Any) -> Any:
-        # Index creation is a write: done before entering the read gate (see edge_live).
+        # Index creation is a write: done before entering the read gate (see .live).
         self._index_ranges(live, request)
         if isinstance(request, rq.Optimize):  # in-process: relink a store made before
             check_build_space(live.dir, build_bytes(live.dir, copies=1))

@@ -69,9 +69,9 @@ META = "tiered_memory_store.json"
 CURRENT = "tiered_memory.current"
 """Pointer file: the name of the live generation directory."""
 LOCK = "tiered_memory.lock"
-"""The collection lock (see :mod:`.edge_lock`)."""
+"""The collection lock (see :mod:`.lock`)."""
 HOLDER = "tiered_memory.holder.json"
-"""Who holds the collection lock (see :mod:`.edge_lock`)."""
+"""Who holds the collection lock (see :mod:`.lock`)."""
 _OWN_FILES = frozenset(
     {META, CURRENT, LOCK, HOLDER, MANIFEST}
     | {f"{name}.tmp" for name in (META, CURRENT, HOLDER, MANIFEST)}

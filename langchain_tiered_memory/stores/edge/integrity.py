@@ -154,11 +154,8 @@ def _scan_segment(path: Path) -> int:
 
 def _all_zero(data: mmap.mmap, start: int, end: int) -> bool:
     """Whether bytes ``start:end`` are all zero (never written: a torn tail, not damage)."""
-    for at in range(start, end, _CHUNK):
-        chunk = data[at : min(at + _CHUNK, end)]
-        if chunk.count(0) != len(chunk):
-            return False
-    return True
+    chunks = (data[at : min(at + _CHUNK, end)] for at in range(start, end, _CHUNK))
+    return all(chunk.count(0) == len(chunk) for chunk in chunks)
 
 
 def wal_last_index(wal: Path) -> int:
@@ -178,8 +175,7 @@ def wal_last_index(wal: Path) -> int:
             (closed if kind == "closed" else opened).append((int(number), entry))
     closed.sort()
     opened.sort()
-    first = closed[0][0] if closed else 0
-    position = first
+    position = closed[0][0] if closed else 0
     for start, path in closed:
         if start != position:
             raise StoreDamagedError(

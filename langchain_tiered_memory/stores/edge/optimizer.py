@@ -185,7 +185,7 @@ class BackgroundOptimization:
     Args:
         live: The engine's live shard.
         container: The collection directory.
-        spec: Build settings for :mod:`.edge_build` (``names``, ``dims``, ``optimizers``).
+        spec: Build settings for :mod:`.build` (``names``, ``dims``, ``optimizers``).
         purge: Rewrite the shard from its live points instead of optimising a copy.
         after: A previous optimisation to wait for first.
         progress: Called with each phase name, from the background thread.
