@@ -96,25 +96,24 @@ def _sparse(vec: SparseVec) -> qe.SparseVector:
 def _query(q: rq.Query) -> qe.QueryRequest:
     flt = _filter(q.filter)
     payload = list(q.fields) or False  # no fields: ids and scores only
+    query: Any
     params = None
-    if q.exact or q.acorn:
-        acorn = qe.AcornSearchParams(enable=True) if q.acorn and not q.exact else None
-        params = qe.SearchParams(exact=q.exact, acorn=acorn)
     if q.mode == "recent":
-        order = qe.OrderBy("updated_us", direction=qe.Direction.Desc)
-        return qe.QueryRequest(limit=q.limit, query=order, filter=flt, with_payload=payload)
-    if q.mode == "dense":
+        query = qe.OrderBy("updated_us", direction=qe.Direction.Desc)
+    elif q.mode == "dense":
         assert q.dense is not None
         query = qe.Query.Nearest([q.dense], using=rq.DENSE)
-        return qe.QueryRequest(
-            limit=q.limit, query=query, filter=flt, with_payload=payload, params=params
-        )
-    assert q.sparse is not None
-    query = qe.Query.Nearest(_sparse(q.sparse), using=rq.SPARSE)
-    idf = None
-    if q.idf_corpus is not None:  # IDF over these points only (deleted ones never count)
-        idf = qe.SearchParams(idf=qe.IdfParams(corpus=_filter(q.idf_corpus)))
-    return qe.QueryRequest(limit=q.limit, query=query, filter=flt, with_payload=payload, params=idf)
+        if q.exact or q.acorn:
+            acorn = qe.AcornSearchParams(enable=True) if q.acorn and not q.exact else None
+            params = qe.SearchParams(exact=q.exact, acorn=acorn)
+    else:
+        assert q.sparse is not None
+        query = qe.Query.Nearest(_sparse(q.sparse), using=rq.SPARSE)
+        if q.idf_corpus is not None:  # IDF over these points only (deleted ones never count)
+            params = qe.SearchParams(idf=qe.IdfParams(corpus=_filter(q.idf_corpus)))
+    return qe.QueryRequest(
+        limit=q.limit, query=query, filter=flt, with_payload=payload, params=params
+    )
 
 
 def _translate(exc: Exception, path: Path, lock: CollectionLock | None = None) -> Exception:
@@ -153,8 +152,7 @@ def _ensure_indexes(shard: qe.EdgeShard) -> None:
     ):
         for name in names:
             if name not in schema:
-                tenant = False if holds_points else None
-                index = index_schema(name, kind, tenant=tenant)
+                index = index_schema(name, kind, tenant=False if holds_points else None)
                 shard.update(qe.UpdateOperation.create_field_index(name, index))
 
 
