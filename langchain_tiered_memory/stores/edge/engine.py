@@ -1,18 +1,13 @@
 """The embedded engine: a Qdrant Edge shard on disk (``qdrant-edge-py``).
 
-One directory per collection, ``<path>/<collection>``, holding the live shard
-(directly, or as a generation ``shard-NNNNNN`` named by a pointer file: see
-:mod:`.files`, whose recovery rule applies on open). The engine takes the
-collection lock (:mod:`.lock`) first, so a second opener gets a
-:class:`~langchain_tiered_memory.errors.StoreLockedError` naming the holder. A new
-shard is built in memory (tmpfs) and copied in with one fsync per file. The
+One directory per collection, ``<path>/<collection>`` (its layout, and the recovery
+rule applied on open: :mod:`.files`), locked while open (:mod:`.lock`). The
 write-ahead log is never disabled (without it a second handle silently loses writes).
-
 Qdrant Edge holds the GIL while it runs, so the async driver runs whole plans in a
-worker thread. HNSW graphs are built by ``Optimize`` (in-process: every thread
-stalls) or by :meth:`EdgeEngine.start_optimize` (a child process; see
-:mod:`.optimizer`). Value filters are answered from payload indexes only; a float
-index on ``value.<path>`` is created the first time a filter ranges over it.
+worker thread; HNSW graphs are built by ``Optimize`` (in-process: every thread
+stalls) or by :meth:`EdgeEngine.start_optimize` (a child process: :mod:`.optimizer`).
+Value filters are answered from payload indexes only; a float index on
+``value.<path>`` is created the first time a filter ranges over it.
 
 Examples:
     >>> import tempfile
@@ -208,7 +203,6 @@ class EdgeEngine:
         self._written = 0
         self.live: LiveShard | None = None
         self.container: Path | None = None
-        self.collection: rq.Collection | None = None
         self._lock: CollectionLock | None = None
         self._float_indexed: frozenset[str] = frozenset()
         self.ttl_free = False  # no point has a TTL (known once open): reads skip the expiry check
@@ -289,7 +283,7 @@ class EdgeEngine:
             shard.close()
             lock.release()
             raise
-        self._lock, self.container, self.collection = lock, container, c
+        self._lock, self.container = lock, container
         self._dims = meta.get("dims", c.dims)  # what the shard holds (index may be None)
         self.live = LiveShard(shard, live)
         schema = shard.info().payload_schema
