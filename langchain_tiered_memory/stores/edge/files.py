@@ -201,12 +201,9 @@ def repair_pointer(container: Path) -> str | None:
 
 def next_generation(container: Path) -> Path:
     """The directory for the next shard generation (not created)."""
-    numbers = [0]
-    for entry in container.iterdir():
-        match = _GENERATION.match(entry.name)
-        if match:
-            numbers.append(int(match.group(1)))
-    return container / f"shard-{max(numbers) + 1:06d}"
+    matches = (_GENERATION.match(entry.name) for entry in container.iterdir())
+    last = max((int(match.group(1)) for match in matches if match), default=0)
+    return container / f"shard-{last + 1:06d}"
 
 
 def _fsync_dir(directory: Path) -> None:
@@ -266,20 +263,18 @@ def _copy_file(src: Path, dst: Path) -> int:
 
 def _extents(fd: int, size: int) -> Iterator[tuple[int, int]]:
     """The (start, end) ranges of a file that hold data (all of it without SEEK_DATA)."""
-    seek_data = getattr(os, "SEEK_DATA", None)
-    seek_hole = getattr(os, "SEEK_HOLE", None)
-    if seek_data is None or seek_hole is None:  # pragma: no cover - not Linux or macOS
+    if not hasattr(os, "SEEK_DATA"):  # pragma: no cover - not Linux or macOS
         yield 0, size
         return
     position = 0
     while position < size:
         try:
-            start = os.lseek(fd, position, seek_data)
+            start = os.lseek(fd, position, os.SEEK_DATA)
         except OSError as exc:
             if exc.errno == errno.ENXIO:  # only a hole is left
                 return
             raise
-        end = min(os.lseek(fd, start, seek_hole), size)
+        end = min(os.lseek(fd, start, os.SEEK_HOLE), size)
         yield start, end
         position = end
 
