@@ -25,7 +25,7 @@ import random
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from datetime import datetime
-from typing import Any, Literal, TypeAlias
+from typing import Any, Literal
 
 from langchain_tiered_memory.errors import ConfigurationError, InvalidInputError
 from langchain_tiered_memory.stores.payload import normalize_value
@@ -54,8 +54,6 @@ BUILTIN_OPS = frozenset({PUT, DELETE})
 _MAX_NAME_LENGTH = 200
 _MAX_KEY_LENGTH = 500
 
-IndexOption: TypeAlias = "Literal[False] | list[str] | None"
-
 
 def canonical_json(value: Any) -> str:
     """Serialise ``value`` to deterministic JSON (sorted keys, no spaces, no NaN).
@@ -75,34 +73,12 @@ def canonical_json(value: Any) -> str:
         ) from exc
 
 
-def _check_name(name: object) -> str:
-    if not isinstance(name, str) or not name.strip():
-        raise InvalidInputError(
-            f"operation name must be a non-empty string, got {name!r}: e.g. 'semantic.store_fact'"
-        )
-    if len(name) > _MAX_NAME_LENGTH:
-        raise InvalidInputError(
-            f"operation name is {len(name)} characters long: use at most {_MAX_NAME_LENGTH}"
-        )
-    return name
-
-
 def _check_key(key: object, what: str) -> str:
     if not isinstance(key, str) or not key:
         raise InvalidInputError(f"{what} must be a non-empty string, got {key!r}")
     if len(key) > _MAX_KEY_LENGTH:
         raise InvalidInputError(f"{what} is {len(key)} characters long: use at most 500")
     return key
-
-
-def _check_index(index: object) -> IndexOption:
-    if index is None or index is False:
-        return index  # type: ignore[return-value]
-    if isinstance(index, list) and all(isinstance(p, str) and p for p in index):
-        return index
-    raise InvalidInputError(
-        f"index must be None, False or a list of non-empty field paths, got {index!r}"
-    )
 
 
 @dataclass(frozen=True)
@@ -140,15 +116,26 @@ class WriteOp:
     """The store item a built-in op writes (canonical JSON of ``[namespace, key]``), else None."""
 
     def __post_init__(self) -> None:
-        _check_name(self.name)
+        if not isinstance(self.name, str) or not self.name.strip():
+            raise InvalidInputError(
+                f"operation name must be a non-empty string, got {self.name!r}: "
+                "e.g. 'semantic.store_fact'"
+            )
+        if len(self.name) > _MAX_NAME_LENGTH:
+            raise InvalidInputError(
+                f"operation name is {len(self.name)} characters long: "
+                f"use at most {_MAX_NAME_LENGTH}"
+            )
         if not isinstance(self.payload, Mapping):
             raise InvalidInputError(
                 f"payload of {self.name!r} must be a mapping, got {type(self.payload).__name__}"
             )
         if self.namespace is not None:
             object.__setattr__(self, "namespace", validate_namespace(self.namespace))
+        target = None
         if self.name in BUILTIN_OPS:
             _validate_builtin(self.name, self.payload)
+            target = canonical_json([list(self.payload["namespace"]), self.payload["key"]])
         payload_json = check_unicode(
             canonical_json(dict(self.payload)), f"the payload of {self.name!r} (as JSON)"
         )
@@ -162,9 +149,6 @@ class WriteOp:
         else:
             object.__setattr__(self, "idempotency_key", _check_key(self.key, "idempotency key"))
         object.__setattr__(self, "key_was_derived", derived)
-        target = None
-        if self.name in BUILTIN_OPS:
-            target = canonical_json([list(self.payload["namespace"]), self.payload["key"]])
         object.__setattr__(self, "target", target)
 
     @classmethod
@@ -201,7 +185,12 @@ def _validate_builtin(name: str, payload: Mapping[str, Any]) -> None:
     if name == PUT:
         if not isinstance(payload.get("value"), Mapping):
             raise InvalidInputError("store.put payload needs a mapping under 'value'")
-        _check_index(payload.get("index"))
+        index = payload.get("index")
+        paths = isinstance(index, list) and all(isinstance(p, str) and p for p in index)
+        if not (index is None or index is False or paths):
+            raise InvalidInputError(
+                f"index must be None, False or a list of non-empty field paths, got {index!r}"
+            )
 
 
 def default_retry_on(exc: BaseException) -> bool:

@@ -44,6 +44,7 @@ from langchain_tiered_memory.errors import (
     StoreLockedError,
     WriteBackError,
 )
+from langchain_tiered_memory.stores.edge.integrity import replace_file
 from langchain_tiered_memory.types import Namespace
 from langchain_tiered_memory.writeback.ops import (
     DeadLetter,
@@ -170,15 +171,6 @@ def _read_state(path: Path) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
-def _write_state(path: Path, state: dict[str, Any]) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(json.dumps(state, sort_keys=True))
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
-
-
 def _check_files(path: Path, state: dict[str, Any] | None) -> None:
     """Refuse an outbox whose file or ``-wal`` is missing while it may hold pending writes."""
     if state is None:
@@ -299,9 +291,8 @@ class Outbox:
             conn.executescript(_SCHEMA)
             conn.execute(f"PRAGMA user_version={_SCHEMA_VERSION}")
             self._wal = str(mode).lower() == "wal"
-            _write_state(
-                self._state_path, {"clean": False, "seq": _high_water(conn), "wal": self._wal}
-            )
+            state = {"clean": False, "seq": _high_water(conn), "wal": self._wal}
+            replace_file(self._state_path, json.dumps(state, sort_keys=True))
         except (StoreDamagedError, sqlite3.Error) as exc:
             if conn is not None:
                 conn.close()
@@ -412,7 +403,7 @@ class Outbox:
                 self._conn.close()
                 if state is not None:
                     try:
-                        _write_state(self._state_path, state)
+                        replace_file(self._state_path, json.dumps(state, sort_keys=True))
                     except OSError as exc:  # the next open checks as after a crash
                         logger.warning("outbox %s: could not record its state: %r", self.path, exc)
             self._release_lock()

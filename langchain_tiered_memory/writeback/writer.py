@@ -539,10 +539,15 @@ class DurableMemoryWriter:
             j = i
             while j < len(rows) and rows[j].op in BUILTIN_OPS:
                 j += 1
-            if j > i + 1 and self._try_store_batch(rows[i:j]):
-                applied.extend(row.seq for row in rows[i:j])
-                i = j
-                continue
+            if j > i + 1:  # consecutive puts/deletes: one store.batch, else one by one
+                try:
+                    self._store_batch(rows[i:j])
+                except Exception:
+                    logger.debug("batched apply failed; applying one by one", exc_info=True)
+                else:
+                    applied.extend(row.seq for row in rows[i:j])
+                    i = j
+                    continue
             row = rows[i]
             try:
                 self._apply_one(row)
@@ -570,15 +575,6 @@ class DurableMemoryWriter:
         with self._cond:
             self._cond.wait_for(noted)
             return min(self._submitted_at.get(row.seq, self._opened_at) for row in rows)
-
-    def _try_store_batch(self, rows: list[OutboxRow]) -> bool:
-        """Apply consecutive put/delete rows in one ``store.batch``; False to go one by one."""
-        try:
-            self._store_batch(rows)
-        except Exception:
-            logger.debug("batched apply failed; applying one by one", exc_info=True)
-            return False
-        return True
 
     def _store_batch(self, rows: list[OutboxRow]) -> None:
         ops = [_builtin_op(row) for row in rows]

@@ -35,15 +35,12 @@ import qdrant_edge as qe
 __all__ = [
     "INDEX_MEMORY",
     "LINKED_INDEXES",
-    "QUANTILE",
     "TENANT_INDEX",
     "EdgeOptimizers",
     "VectorNames",
     "build",
     "edge_config",
     "index_schema",
-    "quantization",
-    "relink_indexes",
     "relink_operations",
     "tenant_layout",
 ]
@@ -136,34 +133,27 @@ INDEX_MEMORY = qe.Memory.Cold
 read whole into the heap on open; ``docs/benchmarks.md``, "Memory"). Appendable segments keep
 theirs in RAM whatever this says."""
 
-QUANTILE = 0.99
-"""Share of vector components int8 quantization covers exactly (outliers are clipped)."""
-
-
-def quantization() -> qe.ScalarQuantizationConfig:
-    """Int8 scalar quantization of the dense vectors, kept in RAM.
-
-    Built with a segment's HNSW graph (segments above the indexing threshold); the
-    graph is walked on int8 vectors and candidates are rescored on the originals,
-    which stay on disk, memory-mapped.
-    """
-    return qe.ScalarQuantizationConfig(
-        qe.ScalarType.Int8, quantile=QUANTILE, memory=qe.Memory.Cached
-    )
-
 
 def edge_config(
     names: VectorNames, dims: int | None, optimizers: EdgeOptimizers | None = None
 ) -> qe.EdgeConfig:
-    """The shard config of a store: a quantized MaxSim multivector of ``dims`` (if any) and BM25."""
+    """The shard config of a store: a quantized MaxSim multivector of ``dims`` (if any) and BM25.
+
+    The dense vectors stay on disk, memory-mapped; segments that get an HNSW graph also
+    get int8 copies in RAM (clipped at the 0.99 quantile) that the graph is walked on,
+    candidates then rescored on the originals.
+    """
     vectors = {}
     if dims is not None:
+        int8 = qe.ScalarQuantizationConfig(
+            qe.ScalarType.Int8, quantile=0.99, memory=qe.Memory.Cached
+        )
         vectors[names.dense] = qe.EdgeVectorParams(
             size=dims,
             distance=qe.Distance.Cosine,
             multivector_config=qe.MultiVectorConfig(qe.MultiVectorComparator.MaxSim),
             memory=qe.Memory.Cold,
-            quantization_config=quantization(),
+            quantization_config=int8,
         )
     sparse = {names.sparse: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)}
     opt = optimizers.to_edge() if optimizers is not None else None
@@ -199,12 +189,6 @@ def index_schema(
     return kind
 
 
-def _linked(index: qe.PayloadIndexInfo) -> bool:
-    """Whether an existing index adds HNSW links (no params: Qdrant's default, yes)."""
-    params = index.params
-    return params is None or getattr(params, "enable_hnsw", None) is not False
-
-
 def _tenant(index: qe.PayloadIndexInfo) -> bool:
     """Whether an existing index is a layout key (``is_tenant``)."""
     return bool(getattr(index.params, "is_tenant", None))
@@ -219,32 +203,22 @@ def tenant_layout(shard: qe.EdgeShard) -> bool:
     return index is not None and _tenant(index)
 
 
-def _on_disk(index: qe.PayloadIndexInfo) -> bool:
-    """Whether an existing index is kept where :data:`INDEX_MEMORY` asks."""
-    return getattr(index.params, "memory", None) == INDEX_MEMORY
-
-
 def relink_operations(shard: qe.EdgeShard) -> list[qe.UpdateOperation]:
     """The updates that give every payload index of ``shard`` the params :func:`index_schema` asks.
 
     Each index of an older store (linked, or kept in RAM) is dropped and recreated,
-    keeping its ``is_tenant`` flag; empty when the shard is already current.
+    keeping its ``is_tenant`` flag; empty when the shard is already current. An index
+    without params has Qdrant's defaults: linked.
     """
     ops = []
     for name, index in shard.info().payload_schema.items():
-        if _linked(index) != (name in LINKED_INDEXES) or not _on_disk(index):
+        linked = index.params is None or getattr(index.params, "enable_hnsw", None) is not False
+        on_disk = getattr(index.params, "memory", None) == INDEX_MEMORY
+        if linked != (name in LINKED_INDEXES) or not on_disk:
             schema = index_schema(name, index.data_type, tenant=_tenant(index))
             ops.append(qe.UpdateOperation.delete_field_index(name))
             ops.append(qe.UpdateOperation.create_field_index(name, schema))
     return ops
-
-
-def relink_indexes(shard: qe.EdgeShard) -> int:
-    """Apply :func:`relink_operations` to ``shard``; returns the number of indexes rebuilt."""
-    ops = relink_operations(shard)
-    for op in ops:
-        shard.update(op)
-    return len(ops) // 2
 
 
 def _optimizers(spec: dict[str, Any]) -> EdgeOptimizers | None:
@@ -296,7 +270,8 @@ def build(spec: dict[str, Any]) -> dict[str, Any]:
     if mode == "optimize":
         shard = qe.EdgeShard.load(spec["target"], config)
         try:
-            relink_indexes(shard)
+            for op in relink_operations(shard):
+                shard.update(op)
         except BaseException:
             shard.close()
             raise
@@ -329,13 +304,7 @@ def _die_with_parent(parent_pid: int | None) -> None:
         sys.exit("the parent process exited before the build started")
 
 
-def main(argv: list[str]) -> int:
-    """Entry point of the child process: ``edge/build.py '<json spec>'``."""
-    spec = json.loads(argv[1])
+if __name__ == "__main__":
+    spec = json.loads(sys.argv[1])
     _die_with_parent(spec.get("parent_pid"))
     print(json.dumps(build(spec)), flush=True)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv))

@@ -1,18 +1,13 @@
 """The embedded engine: a Qdrant Edge shard on disk (``qdrant-edge-py``).
 
-One directory per collection, ``<path>/<collection>``, holding the live shard
-(directly, or as a generation ``shard-NNNNNN`` named by a pointer file: see
-:mod:`.files`, whose recovery rule applies on open). The engine takes the
-collection lock (:mod:`.lock`) first, so a second opener gets a
-:class:`~langchain_tiered_memory.errors.StoreLockedError` naming the holder. A new
-shard is built in memory (tmpfs) and copied in with one fsync per file. The
+One directory per collection, ``<path>/<collection>`` (its layout, and the recovery
+rule applied on open: :mod:`.files`), locked while open (:mod:`.lock`). The
 write-ahead log is never disabled (without it a second handle silently loses writes).
-
 Qdrant Edge holds the GIL while it runs, so the async driver runs whole plans in a
-worker thread. HNSW graphs are built by ``Optimize`` (in-process: every thread
-stalls) or by :meth:`EdgeEngine.start_optimize` (a child process; see
-:mod:`.optimizer`). Value filters are answered from payload indexes only; a float
-index on ``value.<path>`` is created the first time a filter ranges over it.
+worker thread; HNSW graphs are built by ``Optimize`` (in-process: every thread
+stalls) or by :meth:`EdgeEngine.start_optimize` (a child process: :mod:`.optimizer`).
+Value filters are answered from payload indexes only; a float index on
+``value.<path>`` is created the first time a filter ranges over it.
 
 Examples:
     >>> import tempfile
@@ -68,7 +63,7 @@ from langchain_tiered_memory.stores.edge.optimizer import (
     OptimizationStatus,
     Progress,
 )
-from langchain_tiered_memory.stores.edge.warm import read_files, read_open_files
+from langchain_tiered_memory.stores.edge.warm import read_files
 from langchain_tiered_memory.stores.sparse import SparseVec
 
 __all__ = ["EdgeEngine"]
@@ -93,32 +88,27 @@ def _sparse(vec: SparseVec) -> qe.SparseVector:
     return qe.SparseVector(list(vec.indices), list(vec.values))
 
 
-def _point(p: rq.PointData) -> qe.Point:
-    return qe.Point(p.id, p.vectors(_sparse), p.payload)
-
-
 def _query(q: rq.Query) -> qe.QueryRequest:
     flt = _filter(q.filter)
     payload = list(q.fields) or False  # no fields: ids and scores only
+    query: Any
     params = None
-    if q.exact or q.acorn:
-        acorn = qe.AcornSearchParams(enable=True) if q.acorn and not q.exact else None
-        params = qe.SearchParams(exact=q.exact, acorn=acorn)
     if q.mode == "recent":
-        order = qe.OrderBy("updated_us", direction=qe.Direction.Desc)
-        return qe.QueryRequest(limit=q.limit, query=order, filter=flt, with_payload=payload)
-    if q.mode == "dense":
+        query = qe.OrderBy("updated_us", direction=qe.Direction.Desc)
+    elif q.mode == "dense":
         assert q.dense is not None
         query = qe.Query.Nearest([q.dense], using=rq.DENSE)
-        return qe.QueryRequest(
-            limit=q.limit, query=query, filter=flt, with_payload=payload, params=params
-        )
-    assert q.sparse is not None
-    query = qe.Query.Nearest(_sparse(q.sparse), using=rq.SPARSE)
-    idf = None
-    if q.idf_corpus is not None:  # IDF over these points only (deleted ones never count)
-        idf = qe.SearchParams(idf=qe.IdfParams(corpus=_filter(q.idf_corpus)))
-    return qe.QueryRequest(limit=q.limit, query=query, filter=flt, with_payload=payload, params=idf)
+        if q.exact or q.acorn:
+            acorn = qe.AcornSearchParams(enable=True) if q.acorn and not q.exact else None
+            params = qe.SearchParams(exact=q.exact, acorn=acorn)
+    else:
+        assert q.sparse is not None
+        query = qe.Query.Nearest(_sparse(q.sparse), using=rq.SPARSE)
+        if q.idf_corpus is not None:  # IDF over these points only (deleted ones never count)
+            params = qe.SearchParams(idf=qe.IdfParams(corpus=_filter(q.idf_corpus)))
+    return qe.QueryRequest(
+        limit=q.limit, query=query, filter=flt, with_payload=payload, params=params
+    )
 
 
 def _translate(exc: Exception, path: Path, lock: CollectionLock | None = None) -> Exception:
@@ -131,7 +121,9 @@ def _translate(exc: Exception, path: Path, lock: CollectionLock | None = None) -
 def _write_op(request: Any) -> qe.UpdateOperation | None:
     """The shard update for a write request, or None for a read."""
     if isinstance(request, rq.Upsert):
-        return qe.UpdateOperation.upsert_points([_point(p) for p in request.points])
+        return qe.UpdateOperation.upsert_points(
+            [qe.Point(p.id, p.vectors(_sparse), p.payload) for p in request.points]
+        )
     if isinstance(request, rq.Delete):
         return qe.UpdateOperation.delete_points(list(request.ids))
     if isinstance(request, rq.DeleteWhere):
@@ -155,24 +147,8 @@ def _ensure_indexes(shard: qe.EdgeShard) -> None:
     ):
         for name in names:
             if name not in schema:
-                tenant = False if holds_points else None
-                index = index_schema(name, kind, tenant=tenant)
+                index = index_schema(name, kind, tenant=False if holds_points else None)
                 shard.update(qe.UpdateOperation.create_field_index(name, index))
-
-
-def _check_meta(meta: dict[str, Any], holder: str, c: rq.Collection) -> None:
-    rq.check_format(
-        meta.get("format"),
-        holder,
-        "re-create the store at a new path and copy the items over "
-        "(store.search(..., limit=...) then put)",
-    )
-    rq.check_dims(
-        meta.get("dims"),
-        c.dims,
-        holder,
-        "use the embedding model the store was created with, or a new path",
-    )
 
 
 def _make_empty(path: Path, config: qe.EdgeConfig) -> None:
@@ -211,25 +187,22 @@ class EdgeEngine:
             raise ConfigurationError(
                 f"auto_optimize must be a positive number of points or None, got {auto_optimize}"
             )
-        threads = optimizers.indexing_threads if optimizers is not None else None
-        if threads is not None and threads < 1:
-            raise ConfigurationError(
-                f"EdgeOptimizers.indexing_threads must be a positive thread count, got {threads}: "
-                "pass None for Qdrant Edge's default (one fewer than the CPUs)"
-            )
-        segments = optimizers.segments if optimizers is not None else None
-        if segments is not None and segments < 1:
-            raise ConfigurationError(
-                f"EdgeOptimizers.segments must be a positive segment count, got {segments}: "
-                "pass None for Qdrant Edge's default (half the CPUs, at least 2)"
-            )
+        for name, unit, default in (
+            ("indexing_threads", "thread", "one fewer than the CPUs"),
+            ("segments", "segment", "half the CPUs, at least 2"),
+        ):
+            value = getattr(optimizers, name, None)
+            if value is not None and value < 1:
+                raise ConfigurationError(
+                    f"EdgeOptimizers.{name} must be a positive {unit} count, got {value}: "
+                    f"pass None for Qdrant Edge's default ({default})"
+                )
         self.root = Path(path)
         self.optimizers = optimizers
         self.auto_optimize = auto_optimize
         self._written = 0
         self.live: LiveShard | None = None
         self.container: Path | None = None
-        self.collection: rq.Collection | None = None
         self._lock: CollectionLock | None = None
         self._float_indexed: frozenset[str] = frozenset()
         self.ttl_free = False  # no point has a TTL (known once open): reads skip the expiry check
@@ -262,8 +235,16 @@ class EdgeEngine:
         meta = json.loads(meta_path.read_text("utf-8")) if meta_path.exists() else None
         if has_shard(live):
             if meta is not None:
-                _check_meta(meta, f"the store at {container}", c)
-            read_open_files(live)  # one sequential pass instead of random reads on load
+                holder = f"the store at {container}"
+                rq.check_format(
+                    meta.get("format"),
+                    holder,
+                    "re-create the store at a new path and copy the items over "
+                    "(store.search(..., limit=...) then put)",
+                )
+                fix = "use the embedding model the store was created with, or a new path"
+                rq.check_dims(meta.get("dims"), c.dims, holder, fix)
+            read_files(live, lazy=False)  # one sequential pass instead of random reads on load
             dims = (meta or {}).get("dims", c.dims)
             config = None if self.optimizers is None else edge_config(_NAMES, dims, self.optimizers)
             shard = qe.EdgeShard.load(str(live), config)
@@ -302,7 +283,7 @@ class EdgeEngine:
             shard.close()
             lock.release()
             raise
-        self._lock, self.container, self.collection = lock, container, c
+        self._lock, self.container = lock, container
         self._dims = meta.get("dims", c.dims)  # what the shard holds (index may be None)
         self.live = LiveShard(shard, live)
         schema = shard.info().payload_schema
@@ -346,7 +327,7 @@ class EdgeEngine:
                 self._float_indexed |= {key}
 
     def _dispatch(self, live: LiveShard, request: Any) -> Any:
-        # Index creation is a write: done before entering the read gate (see edge_live).
+        # Index creation is a write: done before entering the read gate (see .live).
         self._index_ranges(live, request)
         if isinstance(request, rq.Optimize):  # in-process: relink a store made before
             check_build_space(live.dir, build_bytes(live.dir, copies=1))

@@ -69,9 +69,9 @@ META = "tiered_memory_store.json"
 CURRENT = "tiered_memory.current"
 """Pointer file: the name of the live generation directory."""
 LOCK = "tiered_memory.lock"
-"""The collection lock (see :mod:`.edge_lock`)."""
+"""The collection lock (see :mod:`.lock`)."""
 HOLDER = "tiered_memory.holder.json"
-"""Who holds the collection lock (see :mod:`.edge_lock`)."""
+"""Who holds the collection lock (see :mod:`.lock`)."""
 _OWN_FILES = frozenset(
     {META, CURRENT, LOCK, HOLDER, MANIFEST}
     | {f"{name}.tmp" for name in (META, CURRENT, HOLDER, MANIFEST)}
@@ -201,12 +201,9 @@ def repair_pointer(container: Path) -> str | None:
 
 def next_generation(container: Path) -> Path:
     """The directory for the next shard generation (not created)."""
-    numbers = [0]
-    for entry in container.iterdir():
-        match = _GENERATION.match(entry.name)
-        if match:
-            numbers.append(int(match.group(1)))
-    return container / f"shard-{max(numbers) + 1:06d}"
+    matches = (_GENERATION.match(entry.name) for entry in container.iterdir())
+    last = max((int(match.group(1)) for match in matches if match), default=0)
+    return container / f"shard-{last + 1:06d}"
 
 
 def _fsync_dir(directory: Path) -> None:
@@ -266,20 +263,18 @@ def _copy_file(src: Path, dst: Path) -> int:
 
 def _extents(fd: int, size: int) -> Iterator[tuple[int, int]]:
     """The (start, end) ranges of a file that hold data (all of it without SEEK_DATA)."""
-    seek_data = getattr(os, "SEEK_DATA", None)
-    seek_hole = getattr(os, "SEEK_HOLE", None)
-    if seek_data is None or seek_hole is None:  # pragma: no cover - not Linux or macOS
+    if not hasattr(os, "SEEK_DATA"):  # pragma: no cover - not Linux or macOS
         yield 0, size
         return
     position = 0
     while position < size:
         try:
-            start = os.lseek(fd, position, seek_data)
+            start = os.lseek(fd, position, os.SEEK_DATA)
         except OSError as exc:
             if exc.errno == errno.ENXIO:  # only a hole is left
                 return
             raise
-        end = min(os.lseek(fd, start, seek_hole), size)
+        end = min(os.lseek(fd, start, os.SEEK_HOLE), size)
         yield start, end
         position = end
 
@@ -305,11 +300,6 @@ def fsync_tree(directory: Path) -> None:
         list(pool.map(_fsync_dir, [Path(root) for root, _, _ in os.walk(directory)]))
 
 
-def _scratch_root() -> Path | None:
-    shm = Path("/dev/shm")
-    return shm if shm.is_dir() and os.access(shm, os.W_OK) else None
-
-
 def create_generation(container: Path, make: Callable[[Path], None]) -> Path | None:
     """Build a new shard on tmpfs with ``make(path)``, copy it in durably, commit it.
 
@@ -317,8 +307,10 @@ def create_generation(container: Path, make: Callable[[Path], None]) -> Path | N
     Returns the committed generation directory, or None where there is no tmpfs or
     the store is on it (build in place then).
     """
-    scratch = _scratch_root()
-    if scratch is None or os.stat(scratch).st_dev == os.stat(container).st_dev:
+    scratch = Path("/dev/shm")
+    if not (scratch.is_dir() and os.access(scratch, os.W_OK)):
+        return None
+    if os.stat(scratch).st_dev == os.stat(container).st_dev:
         return None
     target = next_generation(container)
     try:
@@ -345,12 +337,8 @@ def copy_tree(src: Path, dst: Path, skip: Callable[[str], bool] = is_own_entry) 
     for entry in sorted(src.iterdir()):
         if skip(entry.name):
             continue
-        copied += _copy_any(entry, dst / entry.name)
+        if entry.is_dir():
+            copied += copy_tree(entry, dst / entry.name, skip=lambda name: False)
+        else:
+            copied += _copy_file(entry, dst / entry.name)
     return copied
-
-
-def _copy_any(src: Path, dst: Path) -> int:
-    if src.is_dir():
-        dst.mkdir()
-        return sum(_copy_any(child, dst / child.name) for child in sorted(src.iterdir()))
-    return _copy_file(src, dst)

@@ -129,42 +129,33 @@ def _scan_segment(path: Path) -> int:
     """
     with open(path, "rb") as fh:
         size = os.fstat(fh.fileno()).st_size
-        if size < _HEADER:
+        if size < _HEADER or fh.read(3) != b"wal":
             raise StoreDamagedError(f"the write-ahead-log file {path} has no valid header")
         with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as data:
-            return _scan(path, data, size)
+            crc = struct.unpack_from("<I", data, 4)[0]
+            offset, count = _HEADER, 0
+            while offset + _HEADER + _CRC < size:
+                (length,) = struct.unpack_from("<Q", data, offset)
+                end = offset + _HEADER + length + (-(length + _CRC)) % 8
+                if end + _CRC > size:
+                    break
+                stored = struct.unpack_from("<I", data, end)[0]
+                if crc32c.crc32c(data[offset:end], _reflect(crc) ^ _MASK) != stored:
+                    torn = stored == 0 and _all_zero(data, end + _CRC, size)
+                    if length and not torn:
+                        raise StoreDamagedError(
+                            f"the write-ahead-log file {path} is damaged at byte {offset}: entry "
+                            f"{count} fails its checksum and written entries follow it"
+                        )
+                    break
+                crc, count, offset = stored, count + 1, end + _CRC
+            return count
 
 
 def _all_zero(data: mmap.mmap, start: int, end: int) -> bool:
     """Whether bytes ``start:end`` are all zero (never written: a torn tail, not damage)."""
-    for at in range(start, end, _CHUNK):
-        chunk = data[at : min(at + _CHUNK, end)]
-        if chunk.count(0) != len(chunk):
-            return False
-    return True
-
-
-def _scan(path: Path, data: mmap.mmap, size: int) -> int:
-    if data[:3] != b"wal":
-        raise StoreDamagedError(f"the write-ahead-log file {path} has no valid header")
-    crc = struct.unpack_from("<I", data, 4)[0]
-    offset, count = _HEADER, 0
-    while offset + _HEADER + _CRC < size:
-        (length,) = struct.unpack_from("<Q", data, offset)
-        end = offset + _HEADER + length + (-(length + _CRC)) % 8
-        if end + _CRC > size:
-            break
-        stored = struct.unpack_from("<I", data, end)[0]
-        if crc32c.crc32c(data[offset:end], _reflect(crc) ^ _MASK) != stored:
-            torn = stored == 0 and _all_zero(data, end + _CRC, size)
-            if length and not torn:
-                raise StoreDamagedError(
-                    f"the write-ahead-log file {path} is damaged at byte {offset}: entry "
-                    f"{count} fails its checksum and written entries follow it"
-                )
-            break
-        crc, count, offset = stored, count + 1, end + _CRC
-    return count
+    chunks = (data[at : min(at + _CHUNK, end)] for at in range(start, end, _CHUNK))
+    return all(chunk.count(0) == len(chunk) for chunk in chunks)
 
 
 def wal_last_index(wal: Path) -> int:
@@ -184,8 +175,7 @@ def wal_last_index(wal: Path) -> int:
             (closed if kind == "closed" else opened).append((int(number), entry))
     closed.sort()
     opened.sort()
-    first = closed[0][0] if closed else 0
-    position = first
+    position = closed[0][0] if closed else 0
     for start, path in closed:
         if start != position:
             raise StoreDamagedError(

@@ -27,10 +27,10 @@ import errno
 import logging
 import os
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import cast
+from typing import Any
 
 import qdrant_edge as qe
 
@@ -107,18 +107,11 @@ def check_free_space(directory: Path) -> None:
         )
 
 
-def _malloc_trim() -> Callable[[int], int] | None:
-    """The C library's ``malloc_trim`` (glibc), or None where it has none (musl, macOS)."""
-    try:
-        libc = ctypes.CDLL(None)
-        trim = libc.malloc_trim
-    except (OSError, AttributeError):
-        return None
-    trim.argtypes, trim.restype = [ctypes.c_size_t], ctypes.c_int
-    return cast("Callable[[int], int]", trim)
-
-
-_TRIM = _malloc_trim()
+try:  # the C library's malloc_trim (glibc); None where it has none (musl, macOS)
+    _TRIM: Any = ctypes.CDLL(None).malloc_trim
+    _TRIM.argtypes, _TRIM.restype = [ctypes.c_size_t], ctypes.c_int
+except (OSError, AttributeError):
+    _TRIM = None
 
 
 def release_freed_memory() -> None:

@@ -127,8 +127,7 @@ class CollectionLock:
             (self.container / HOLDER).unlink(missing_ok=True)
         fd, self._fd = self._fd, None
         if fd is not None:
-            try:
-                if fcntl is not None:
-                    fcntl.flock(fd, fcntl.LOCK_UN)
+            try:  # an fd is only taken where fcntl exists
+                fcntl.flock(fd, fcntl.LOCK_UN)
             finally:
                 os.close(fd)

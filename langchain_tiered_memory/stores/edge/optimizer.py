@@ -54,7 +54,7 @@ from langchain_tiered_memory.stores.edge.live import (
     check_free_space,
     release_freed_memory,
 )
-from langchain_tiered_memory.stores.edge.warm import read_open_files
+from langchain_tiered_memory.stores.edge.warm import read_files
 
 __all__ = ["BackgroundOptimization", "OptimizationReport", "OptimizationStatus"]
 
@@ -185,7 +185,7 @@ class BackgroundOptimization:
     Args:
         live: The engine's live shard.
         container: The collection directory.
-        spec: Build settings for :mod:`.edge_build` (``names``, ``dims``, ``optimizers``).
+        spec: Build settings for :mod:`.build` (``names``, ``dims``, ``optimizers``).
         purge: Rewrite the shard from its live points instead of optimising a copy.
         after: A previous optimisation to wait for first.
         progress: Called with each phase name, from the background thread.
@@ -288,7 +288,7 @@ class BackgroundOptimization:
         check_free_space(target)  # the replay writes the new shard through memory maps
         # The child's close dropped the files from the page cache: read them back in one
         # pass (the GIL is free meanwhile) so the load, which holds it, reads no disk.
-        read_open_files(target)
+        read_files(target, lazy=False)
         t0 = time.perf_counter()
         self._new = qe.EdgeShard.load(str(target))
         load_s = time.perf_counter() - t0

@@ -13,7 +13,7 @@ Examples:
     10
     >>> vectors = d / "segments" / "vectors"
     >>> _ = vectors.mkdir(), (vectors / "chunk_0.mmap").write_bytes(b"v" * 5)
-    >>> read_files(d), read_open_files(d)  # an open reads no original vector
+    >>> read_files(d), read_files(d, lazy=False)  # an open reads no original vector
     (15, 10)
 """
 
@@ -22,7 +22,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["read_files", "read_open_files"]
+__all__ = ["read_files"]
 
 _CHUNK = 1 << 20
 _SKIP = frozenset({"wal"})
@@ -40,20 +40,13 @@ def _lazy(root: str, name: str) -> bool:
     return any(parent == d and name.startswith(prefix) for d, prefix in _LAZY)
 
 
-def read_open_files(directory: Path) -> int:
-    """Read the files Qdrant Edge reads when it opens the shard in ``directory``; returns bytes.
-
-    Its open reads them page by page otherwise (it drops them from the page cache as
-    it closes them). Vectors, payloads and sparse vectors stay lazy (:data:`_LAZY`).
-    """
-    return read_files(directory, lazy=False)
-
-
 def read_files(directory: Path, *, lazy: bool = True) -> int:
     """Read every file under ``directory`` once, sequentially; returns the bytes read.
 
-    ``lazy=False`` leaves out the files searches read piecemeal. Files that disappear
-    meanwhile (a background optimisation swapped the shard) are skipped.
+    ``lazy=False`` reads only what Qdrant Edge reads when it opens the shard (page by
+    page otherwise: it drops them from the page cache as it closes them), leaving out
+    the files searches read piecemeal (:data:`_LAZY`). Files that disappear meanwhile
+    (a background optimisation swapped the shard) are skipped.
     """
     total = 0
     buffer = bytearray(_CHUNK)
