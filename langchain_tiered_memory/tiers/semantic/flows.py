@@ -8,7 +8,7 @@ async methods of ``SemanticMemory`` share every line of logic.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, TypeAlias, TypeVar
 
@@ -391,10 +391,9 @@ def _decide_in_slot(ctx: FlowContext, draft: Fact, confirmed: set[str]) -> Flow[
     facts = parse_records((yield from ctx.scan(ctx.facts_ns, filt)), Fact)
     current = sorted((f for f in facts if f.is_current), key=lambda f: f.valid_from or ctx.now)
     existing = current[-1] if current else None
-    ended = end_extra_current(current)
     decision = yield from _decide_against(ctx, draft, confirmed, existing, facts)
-    if decision is not None and ended:
-        decision.writes = [*ended, *decision.writes]
+    if decision is not None:
+        decision.writes = [*end_extra_current(current), *decision.writes]
     return decision
 
 
@@ -541,63 +540,6 @@ def pin_fact(ctx: FlowContext, fact_id: str, pinned: bool) -> Flow[Fact]:
     return existing
 
 
-def _store_extraction(
-    ctx: FlowContext,
-    extraction: ExtractionResult,
-    known: Sequence[Entity],
-    subject_id: str,
-    source_episode_id: str | None,
-    result: RememberResult,
-    confirmed: set[str],
-) -> Flow[None]:
-    """Store what ``extraction`` found into ``result`` (rejected items become its errors)."""
-    for found in extraction.output.entities:
-        try:
-            eid = resolve_entity_id(found.entity_name, known, subject_id)
-        except InvalidInputError as exc:
-            result.errors.append(f"skipped extracted entity {found.entity_name!r}: {exc}")
-            continue
-        etype = "user" if eid == subject_id else found.entity_type
-        for item in found.facts:
-            try:
-                request = FactRequest(
-                    eid,
-                    item.content,
-                    item.attribute,
-                    item.value,
-                    item.confidence,
-                    source_episode_id,
-                    etype,
-                    extraction.extractor,
-                )
-                write = yield from store_fact(
-                    ctx,
-                    request,
-                    entity_name=found.entity_name if eid != subject_id else None,
-                    confirmed=confirmed,
-                )
-            except InvalidInputError as exc:
-                result.errors.append(f"skipped extracted fact {item.content!r}: {exc}")
-                continue
-            result.writes.append(write)
-        for rel in found.relations:
-            try:
-                target = resolve_entity_id(rel.target, known, subject_id)
-                target_type = "user" if target == subject_id else rel.target_type
-                relation = yield from add_relation(
-                    ctx,
-                    eid,
-                    rel.relation_type,
-                    target,
-                    rel.description,
-                    create_missing=((etype, found.entity_name), (target_type, rel.target)),
-                )
-            except InvalidInputError as exc:
-                result.errors.append(f"skipped extracted relation {rel.relation_type!r}: {exc}")
-                continue
-            result.relations.append(relation)
-
-
 def remember_from_text(
     ctx: FlowContext,
     text: str,
@@ -609,9 +551,47 @@ def remember_from_text(
     """The cost-tiered write path: the regex result first, then the LLM's, if any."""
     subject = normalize_id(subject_id, what="subject_id")
     result = RememberResult(paths=["heuristic"])
-    confirmed: set[str] = set()
-    into = (subject, source_episode_id, result, confirmed)  # the speaker, provenance, results
-    yield from _store_extraction(ctx, heuristic, (), *into)
+    seen: set[str] = set()  # facts confirmed by this text already
+
+    def store(extraction: ExtractionResult, known: Sequence[Entity]) -> Flow[None]:
+        """Store what ``extraction`` found into ``result`` (rejected items become its errors)."""
+        for found in extraction.output.entities:
+            try:
+                eid = resolve_entity_id(found.entity_name, known, subject)
+            except InvalidInputError as exc:
+                result.errors.append(f"skipped extracted entity {found.entity_name!r}: {exc}")
+                continue
+            speaker = eid == subject
+            etype, name = ("user", None) if speaker else (found.entity_type, found.entity_name)
+            base = FactRequest(
+                eid, "", None, None, 0.8, source_episode_id, etype, extraction.extractor
+            )
+            for item in found.facts:
+                try:
+                    request = replace(base, **item.model_dump())
+                    write = yield from store_fact(ctx, request, entity_name=name, confirmed=seen)
+                except InvalidInputError as exc:
+                    result.errors.append(f"skipped extracted fact {item.content!r}: {exc}")
+                    continue
+                result.writes.append(write)
+            for rel in found.relations:
+                try:
+                    target = resolve_entity_id(rel.target, known, subject)
+                    target_type = "user" if target == subject else rel.target_type
+                    relation = yield from add_relation(
+                        ctx,
+                        eid,
+                        rel.relation_type,
+                        target,
+                        rel.description,
+                        create_missing=((etype, found.entity_name), (target_type, rel.target)),
+                    )
+                except InvalidInputError as exc:
+                    result.errors.append(f"skipped extracted relation {rel.relation_type!r}: {exc}")
+                    continue
+                result.relations.append(relation)
+
+    yield from store(heuristic, ())
     llm = ctx.extractor
     if llm is None:
         return result
@@ -623,5 +603,5 @@ def remember_from_text(
     if extraction.error is not None:
         result.errors.append(extraction.error)
         return result
-    yield from _store_extraction(ctx, extraction, known, *into)
+    yield from store(extraction, known)
     return result
