@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, Literal, Protocol
 
 from langchain_core.language_models import BaseChatModel
@@ -215,12 +216,10 @@ class LLMConsistencyJudge:
         self.llm = llm
         self.fallback: ConsistencyJudge = fallback or HeuristicConsistencyJudge()
         self.timeout = check_timeout(timeout)
-        self._runnable: Any = None
 
+    @cached_property
     def _structured(self) -> Any:
-        if self._runnable is None:
-            self._runnable = self.llm.with_structured_output(ConsistencyVerdict)
-        return self._runnable
+        return self.llm.with_structured_output(ConsistencyVerdict)
 
     @staticmethod
     def messages(existing: Fact, new: Fact) -> list[BaseMessage]:
@@ -238,8 +237,6 @@ class LLMConsistencyJudge:
 
     @staticmethod
     def _interpret(raw: Any) -> ConsistencyVerdict:
-        if isinstance(raw, ConsistencyVerdict):
-            return raw
         if raw is None:
             raise ValueError("the model returned no structured output")
         return ConsistencyVerdict.model_validate(raw)
@@ -263,7 +260,7 @@ class LLMConsistencyJudge:
             return ruled
         try:
             messages = self.messages(existing, new)
-            raw = invoke_with_timeout(self._structured(), messages, self.timeout, what=_WHAT)
+            raw = invoke_with_timeout(self._structured, messages, self.timeout, what=_WHAT)
             verdict = self._interpret(raw)
         except Exception as exc:
             return self._on_error(exc, existing, new)
@@ -276,7 +273,7 @@ class LLMConsistencyJudge:
             return ruled
         try:
             messages = self.messages(existing, new)
-            raw = await ainvoke_with_timeout(self._structured(), messages, self.timeout, what=_WHAT)
+            raw = await ainvoke_with_timeout(self._structured, messages, self.timeout, what=_WHAT)
             verdict = self._interpret(raw)
         except Exception as exc:
             return self._on_error(exc, existing, new)

@@ -240,6 +240,8 @@ def _is_occupation(value: str) -> bool:
     words = value.lower().split()
     if not words or len(words) > 4 or words[0] in _NOT_OCCUPATION_FIRST:
         return False
+    if re.fullmatch(_DIETS, " ".join(words)):  # "I'm kosher" states a diet
+        return False
     head = words[words.index("of") - 1] if "of" in words[1:] else words[-1]
     if head in _NOT_OCCUPATION:
         return False
@@ -361,7 +363,7 @@ class HeuristicFactExtractor:
                     if _BAD_START.match(value) or not rule.accept(value):
                         continue
                     key = (rule.attribute, value.lower())
-                    if key in seen or (rule.attribute == "occupation" and _is_diet(value)):
+                    if key in seen:
                         continue
                     seen.add(key)
                     facts.append(self._fact(rule, value))
@@ -391,10 +393,6 @@ class HeuristicFactExtractor:
     async def aextract(self, text: str, known_entities: Sequence[Entity] = ()) -> ExtractionResult:
         """Same as :meth:`extract` (no I/O)."""
         return self.extract(text, known_entities)
-
-
-def _is_diet(value: str) -> bool:
-    return re.fullmatch(_DIETS, value.strip().lower()) is not None
 
 
 # ---------------------------------------------------------------- LLM path
@@ -438,7 +436,6 @@ class EntityFactExtractor:
     max_failures_kept: int = 100
     timeout: float | None = DEFAULT_LLM_TIMEOUT
     failures: deque[ExtractionResult] = field(init=False)
-    _runnable: Any = field(init=False, default=None, repr=False)
 
     def __post_init__(self) -> None:
         self.timeout = check_timeout(self.timeout)
@@ -461,14 +458,11 @@ class EntityFactExtractor:
             HumanMessage(content=f"{known}\n\nConversation turn:\n{text.strip()}"),
         ]
 
+    @cached_property
     def _structured(self) -> Any:
-        if self._runnable is None:
-            self._runnable = self.llm.with_structured_output(ExtractionOutput)
-        return self._runnable
+        return self.llm.with_structured_output(ExtractionOutput)
 
     def _interpret(self, raw: Any) -> ExtractionResult:
-        if isinstance(raw, ExtractionOutput):
-            return ExtractionResult(raw, "llm")
         if raw is None:
             raise ValueError("the model returned no structured output")
         return ExtractionResult(ExtractionOutput.model_validate(raw), "llm")
@@ -491,7 +485,7 @@ class EntityFactExtractor:
         """
         messages = self.messages(text, known_entities)
         try:
-            raw = invoke_with_timeout(self._structured(), messages, self.timeout, what=_WHAT)
+            raw = invoke_with_timeout(self._structured, messages, self.timeout, what=_WHAT)
             return self._interpret(raw)
         except Exception as exc:
             return self._failed(exc)
@@ -500,7 +494,7 @@ class EntityFactExtractor:
         """Async twin of :meth:`extract`."""
         messages = self.messages(text, known_entities)
         try:
-            raw = await ainvoke_with_timeout(self._structured(), messages, self.timeout, what=_WHAT)
+            raw = await ainvoke_with_timeout(self._structured, messages, self.timeout, what=_WHAT)
             return self._interpret(raw)
         except Exception as exc:
             return self._failed(exc)
