@@ -168,17 +168,6 @@ PROFILE_CANDIDATES = 200
 """Current facts an entity context reads at most (it keeps the best ``max_facts``)."""
 
 
-def profile_candidates(ctx: FlowContext, entity_id: str, max_facts: int) -> Flow[list[Fact]]:
-    """One bounded search of an entity's current facts, not a scan: any profile size costs alike.
-
-    Stores that order filter-only searches by update time return the most recently confirmed.
-    """
-    limit = max(PROFILE_CANDIDATES, 4 * max_facts)
-    op = SearchOp(ctx.facts_ns, filter={"entity_id": entity_id, "status": "current"}, limit=limit)
-    items = (yield StoreOps((op,)))[0]
-    return [f for f in parse_records(items, Fact) if f.is_current]
-
-
 def critical_facts(
     ctx: FlowContext,
     entity_id: str,
@@ -227,11 +216,19 @@ def relations_of(ctx: FlowContext, entity_id: str) -> Flow[list[RelatedEntity]]:
 
 
 def entity_context(ctx: FlowContext, entity_id: str, max_facts: int) -> Flow[EntityContext]:
-    """What to tell a model about an entity."""
+    """What to tell a model about an entity.
+
+    Its current facts come from one bounded search, not a scan: any profile size costs
+    alike (stores that order filter-only searches by update time return the most recently
+    confirmed).
+    """
     entity = yield from get_entity(ctx, entity_id)
     if entity is None:
         return EntityContext(entity=None)
-    facts = yield from profile_candidates(ctx, entity.entity_id, max_facts)
+    filt = {"entity_id": entity.entity_id, "status": "current"}
+    limit = max(PROFILE_CANDIDATES, 4 * max_facts)
+    items = (yield StoreOps((SearchOp(ctx.facts_ns, filter=filt, limit=limit),)))[0]
+    facts = [f for f in parse_records(items, Fact) if f.is_current]
     relations = yield from relations_of(ctx, entity.entity_id)
     return build_entity_context(
         entity, facts, relations, now=ctx.now, config=ctx.config, max_facts=max_facts
@@ -247,16 +244,11 @@ def search(
     """
     query, _ = cap_query(check_text(query, "query"))
     check_top_k(top_k)
-    fact_filter: dict[str, Any] = {"status": "current"}
-    entity_filter: dict[str, Any] | None = None
-    if entity_type:
-        etype = normalize_attribute(entity_type)
-        fact_filter["entity_type"] = etype
-        entity_filter = {"entity_type": etype}
+    etype = {"entity_type": normalize_attribute(entity_type)} if entity_type else {}
     facts, entities = yield StoreOps(
         (
-            SearchOp(ctx.facts_ns, filter=fact_filter, limit=top_k, query=query),
-            SearchOp(ctx.entities_ns, filter=entity_filter, limit=top_k, query=query),
+            SearchOp(ctx.facts_ns, filter={"status": "current", **etype}, limit=top_k, query=query),
+            SearchOp(ctx.entities_ns, filter=etype or None, limit=top_k, query=query),
         )
     )
     return merge_search_hits(facts, entities, top_k)

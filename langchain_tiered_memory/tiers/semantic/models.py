@@ -264,9 +264,6 @@ class Fact(BaseModel):
         return ensure_aware(now) - self.last_confirmed > timedelta(days=stale_after_days)
 
 
-_NOT_STORED = frozenset({"access_count", "last_accessed"})
-
-
 def fact_to_value(fact: Fact) -> dict[str, Any]:
     """The stored value of a fact: its JSON dump without the access statistics.
 
@@ -279,7 +276,7 @@ def fact_to_value(fact: Fact) -> dict[str, Any]:
         >>> "access_count" in value, value["pinned"]
         (False, False)
     """
-    return fact.model_dump(mode="json", exclude=set(_NOT_STORED))
+    return fact.model_dump(mode="json", exclude={"access_count", "last_accessed"})
 
 
 @dataclass(frozen=True)

@@ -170,12 +170,6 @@ def _updated(fact: Fact, **changes: Any) -> Fact:
     return Fact.model_validate({**fact.model_dump(), **changes})
 
 
-def _provenance(existing: Sequence[str], new: Iterable[str]) -> list[str]:
-    merged = list(existing)
-    merged.extend(e for e in new if e not in merged)
-    return merged
-
-
 def reinforce(existing: Fact, new: Fact, now: datetime, step: float, *, bump: bool = True) -> Fact:
     """Confirm ``existing`` with ``new``: confidence ``min(1, max(old + step, new))``.
 
@@ -190,7 +184,9 @@ def reinforce(existing: Fact, new: Fact, now: datetime, step: float, *, bump: bo
     changes: dict[str, Any] = {
         "confidence": confidence,
         "last_confirmed": now,
-        "source_episode_ids": _provenance(existing.source_episode_ids, new.source_episode_ids),
+        "source_episode_ids": list(
+            dict.fromkeys([*existing.source_episode_ids, *new.source_episode_ids])
+        ),
     }
     if existing.attribute is None and new.attribute is not None:
         changes.update(attribute=new.attribute, value=new.value, slot_key=new.slot_key)
