@@ -365,15 +365,15 @@ def _contradiction(
 
 
 def _reinforced(
-    ctx: FlowContext, existing: Fact, draft: Fact, judgement: Judgement | None, bump: bool
+    ctx: FlowContext, existing: Fact, draft: Fact, judgement: Judgement, confirmed: set[str]
 ) -> _Decision:
-    # One source episode confirming a fact twice (a replayed write) is one confirmation.
-    already_cited = bool(draft.source_episode_ids) and set(draft.source_episode_ids) <= set(
-        existing.source_episode_ids
+    # Confirmed by the other write path, or by the same source episode again (a replayed
+    # write): one confirmation, no extra confidence.
+    episodes = set(draft.source_episode_ids)
+    bump = existing.fact_id not in confirmed and not (
+        episodes and episodes <= set(existing.source_episode_ids)
     )
-    fact = reinforce(
-        existing, draft, ctx.now, ctx.config.reinforce_step, bump=bump and not already_cited
-    )
+    fact = reinforce(existing, draft, ctx.now, ctx.config.reinforce_step, bump=bump)
     return _Decision("reinforced", fact, None, [fact], judgement)
 
 
@@ -399,7 +399,7 @@ def _decide_against(
     if existing is not None:
         judgement = yield ctx.judged(existing, draft)
         if judgement.relation == "same":
-            return _reinforced(ctx, existing, draft, judgement, existing.fact_id not in confirmed)
+            return _reinforced(ctx, existing, draft, judgement, confirmed)
     for candidate in candidates[: ctx.config.max_judged]:
         verdict: Judgement = yield ctx.judged(candidate, draft)
         if verdict.relation != "same":
@@ -447,8 +447,7 @@ def _decide_by_similarity(ctx: FlowContext, draft: Fact, confirmed: set[str]) ->
             judged += 1
             judgement: Judgement = yield ctx.judged(existing, draft)
             if judgement.relation == "same":
-                bump = existing.fact_id not in confirmed
-                return _reinforced(ctx, existing, draft, judgement, bump)
+                return _reinforced(ctx, existing, draft, judgement, confirmed)
             if judgement.relation == "contradicts":
                 return _contradiction(ctx, existing, draft, judgement)
         if found.slot_key is not None:
