@@ -32,6 +32,7 @@ from langchain_tiered_memory.chat_models import (
     invoke_with_timeout,
 )
 from langchain_tiered_memory.errors import InvalidInputError
+from langchain_tiered_memory.plans import Plan, arun_plan, run_plan
 from langchain_tiered_memory.tiers.common.scope import normalize_id
 from langchain_tiered_memory.tiers.semantic.models import Entity
 
@@ -383,12 +384,8 @@ class HeuristicFactExtractor:
     def extract(self, text: str, known_entities: Sequence[Entity] = ()) -> ExtractionResult:
         """Extract first-person facts; the one entity returned is the speaker."""
         facts = self.extract_facts(text)
-        entities = (
-            [ExtractedEntity(entity_name=self.subject_name, entity_type="user", facts=facts)]
-            if facts
-            else []
-        )
-        return ExtractionResult(ExtractionOutput(entities=entities), "heuristic")
+        speaker = ExtractedEntity(entity_name=self.subject_name, entity_type="user", facts=facts)
+        return ExtractionResult(ExtractionOutput(entities=[speaker] if facts else []), "heuristic")
 
     async def aextract(self, text: str, known_entities: Sequence[Entity] = ()) -> ExtractionResult:
         """Same as :meth:`extract` (no I/O)."""
@@ -462,20 +459,20 @@ class EntityFactExtractor:
     def _structured(self) -> Any:
         return self.llm.with_structured_output(ExtractionOutput)
 
-    def _interpret(self, raw: Any) -> ExtractionResult:
-        if raw is None:
-            raise ValueError("the model returned no structured output")
-        return ExtractionResult(ExtractionOutput.model_validate(raw), "llm")
-
-    def _failed(self, exc: Exception) -> ExtractionResult:
-        result = ExtractionResult(
-            ExtractionOutput(),
-            "llm",
-            f"LLM extraction failed ({type(exc).__name__}: {exc}); nothing was stored",
-        )
-        logger.warning(result.error)
-        self.failures.append(result)
-        return result
+    def _extract_plan(self, text: str, known: Sequence[Entity]) -> Plan[ExtractionResult]:
+        """Yields the prompt, receives the model's answer; a failure becomes the result."""
+        messages = self.messages(text, known)
+        try:
+            raw = yield messages
+            if raw is None:
+                raise ValueError("the model returned no structured output")
+            return ExtractionResult(ExtractionOutput.model_validate(raw), "llm")
+        except Exception as exc:
+            error = f"LLM extraction failed ({type(exc).__name__}: {exc}); nothing was stored"
+            logger.warning(error)
+            failed = ExtractionResult(ExtractionOutput(), "llm", error)
+            self.failures.append(failed)
+            return failed
 
     def extract(self, text: str, known_entities: Sequence[Entity] = ()) -> ExtractionResult:
         """Extract entities and facts; never raises for model failures.
@@ -483,18 +480,14 @@ class EntityFactExtractor:
         Raises:
             InvalidInputError: ``text`` is empty (a caller's mistake, not a model failure).
         """
-        messages = self.messages(text, known_entities)
-        try:
-            raw = invoke_with_timeout(self._structured, messages, self.timeout, what=_WHAT)
-            return self._interpret(raw)
-        except Exception as exc:
-            return self._failed(exc)
+        return run_plan(
+            self._extract_plan(text, known_entities),
+            lambda m: invoke_with_timeout(self._structured, m, self.timeout, what=_WHAT),
+        )
 
     async def aextract(self, text: str, known_entities: Sequence[Entity] = ()) -> ExtractionResult:
         """Async twin of :meth:`extract`."""
-        messages = self.messages(text, known_entities)
-        try:
-            raw = await ainvoke_with_timeout(self._structured, messages, self.timeout, what=_WHAT)
-            return self._interpret(raw)
-        except Exception as exc:
-            return self._failed(exc)
+        return await arun_plan(
+            self._extract_plan(text, known_entities),
+            lambda m: ainvoke_with_timeout(self._structured, m, self.timeout, what=_WHAT),
+        )

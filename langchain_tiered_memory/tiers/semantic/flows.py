@@ -156,9 +156,7 @@ def get_fact(ctx: FlowContext, fact_id: str) -> Flow[Fact | None]:
 def get_facts(ctx: FlowContext, entity_id: str, as_of: datetime | None) -> Flow[list[Fact]]:
     """The entity's current facts, or those current at ``as_of``."""
     eid = normalize_id(entity_id, what="entity_id")
-    filt: dict[str, Any] = {"entity_id": eid}
-    if as_of is None:
-        filt["status"] = "current"
+    filt = {"entity_id": eid} if as_of is not None else {"entity_id": eid, "status": "current"}
     facts = parse_records((yield from ctx.scan(ctx.facts_ns, filt)), Fact)
     facts = [f for f in facts if (f.is_current if as_of is None else f.is_current_at(as_of))]
     return sorted(facts, key=lambda f: (f.attribute or "~", f.valid_from or f.first_observed))
