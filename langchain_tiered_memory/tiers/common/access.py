@@ -160,12 +160,8 @@ _COUNTS_LOCK = threading.Lock()
 
 def access_counts(store: BaseStore) -> AccessCounts:
     """The unsaved access counts of ``store`` (a thread-safe wrapper shares its store's)."""
-    inner = unwrap(store)
     with _COUNTS_LOCK:
-        counts = _COUNTS.get(inner)
-        if counts is None:
-            counts = _COUNTS[inner] = AccessCounts()
-        return counts
+        return _COUNTS.setdefault(unwrap(store), AccessCounts())
 
 
 def _save_plan(taken: dict[Namespace, _Unsaved]) -> Plan[int]:

@@ -177,10 +177,5 @@ def slot_lock(store: object, namespace: tuple[str, ...], entity_id: str, slot: s
         entity_id: The entity's normalised id.
         slot: The fact's slot key.
     """
-    key = (id(store), namespace, entity_id, slot)
     with _LOCKS_MUTEX:
-        lock = _LOCKS.get(key)
-        if lock is None:
-            lock = SlotLock()
-            _LOCKS[key] = lock
-        return lock
+        return _LOCKS.setdefault((id(store), namespace, entity_id, slot), SlotLock())
