@@ -185,11 +185,7 @@ def critical_facts(
     if not filters or limit < 1:
         return []
     found = yield StoreOps(tuple(SearchOp(ctx.facts_ns, filter=f, limit=limit) for f in filters))
-    facts: dict[str, Fact] = {}
-    for items in found:
-        for fact in parse_records(items, Fact):
-            if fact.is_current:
-                facts.setdefault(fact.fact_id, fact)
+    facts = {f.fact_id: f for items in found for f in parse_records(items, Fact) if f.is_current}
     return list(facts.values())[:limit]
 
 
