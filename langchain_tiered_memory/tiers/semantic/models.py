@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, Field
 
 from langchain_tiered_memory.chat_models import DEFAULT_LLM_TIMEOUT, check_timeout
 from langchain_tiered_memory.errors import ConfigurationError, InvalidInputError
@@ -148,8 +148,6 @@ class Entity(BaseModel):
         'alice'
     """
 
-    model_config = ConfigDict(extra="ignore")
-
     entity_id: EntityId
     entity_type: Label = "user"
     name: Text
@@ -174,8 +172,6 @@ class Relation(BaseModel):
         ...          created_at=t).key
         'alice|works_at|acme'
     """
-
-    model_config = ConfigDict(extra="ignore")
 
     source_id: EntityId
     relation_type: Label
@@ -223,8 +219,6 @@ class Fact(BaseModel):
         ...      first_observed=t, last_confirmed=t, valid_from=t).status
         'current'
     """
-
-    model_config = ConfigDict(extra="ignore")
 
     fact_id: str
     entity_id: EntityId
