@@ -176,13 +176,8 @@ def reinforce(existing: Fact, new: Fact, now: datetime, step: float, *, bump: bo
     Without ``bump`` (one text confirmed by two write paths) it is ``max(old, new)``;
     a missing slot value or attribute is filled from ``new``.
     """
-    confidence = (
-        min(1.0, max(existing.confidence + step, new.confidence))
-        if bump
-        else max(existing.confidence, new.confidence)
-    )
     changes: dict[str, Any] = {
-        "confidence": confidence,
+        "confidence": min(1.0, max(existing.confidence + (step if bump else 0.0), new.confidence)),
         "last_confirmed": now,
         "source_episode_ids": list(
             dict.fromkeys([*existing.source_episode_ids, *new.source_episode_ids])
