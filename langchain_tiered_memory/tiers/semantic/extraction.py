@@ -361,10 +361,8 @@ class HeuristicFactExtractor:
                 if match is None:
                     continue
                 for value in rule.values(match.group("v")):
-                    if _BAD_START.match(value) or not rule.accept(value):
-                        continue
                     key = (rule.attribute, value.lower())
-                    if key in seen:
+                    if key in seen or _BAD_START.match(value) or not rule.accept(value):
                         continue
                     seen.add(key)
                     facts.append(self._fact(rule, value))
