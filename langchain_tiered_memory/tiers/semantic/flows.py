@@ -43,6 +43,7 @@ from langchain_tiered_memory.tiers.semantic.results import (
     RelatedEntity,
     RememberResult,
     SemanticSearchHit,
+    WriteOutcome,
 )
 from langchain_tiered_memory.tiers.semantic.rules import (
     FactRequest,
@@ -341,7 +342,7 @@ def add_relation(
 
 @dataclass
 class _Decision:
-    outcome: str
+    outcome: WriteOutcome
     fact: Fact
     previous: Fact | None = None
     writes: list[Fact] = field(default_factory=list)
@@ -481,7 +482,7 @@ def store_fact(
     seen.add(decision.fact.fact_id)
     judgement = decision.judgement
     return FactWriteResult(
-        outcome=decision.outcome,  # type: ignore[arg-type]
+        outcome=decision.outcome,
         fact=decision.fact,
         previous=decision.previous,
         judged_by=judgement.judged_by if judgement else None,
