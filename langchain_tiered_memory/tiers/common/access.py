@@ -46,8 +46,8 @@ from langchain_tiered_memory.tiers.common.records import (
     StoreOps,
     arun_plan,
     from_epoch,
-    paginate,
     run_plan,
+    search_all,
     to_epoch,
 )
 from langchain_tiered_memory.tiers.common.scope import MemoryScope
@@ -160,12 +160,8 @@ _COUNTS_LOCK = threading.Lock()
 
 def access_counts(store: BaseStore) -> AccessCounts:
     """The unsaved access counts of ``store`` (a thread-safe wrapper shares its store's)."""
-    inner = unwrap(store)
     with _COUNTS_LOCK:
-        counts = _COUNTS.get(inner)
-        if counts is None:
-            counts = _COUNTS[inner] = AccessCounts()
-        return counts
+        return _COUNTS.setdefault(unwrap(store), AccessCounts())
 
 
 def _save_plan(taken: dict[Namespace, _Unsaved]) -> Plan[int]:
@@ -271,19 +267,15 @@ class RecordAccess:
         """Saved plus unsaved counts of ``ids`` (records never retrieved are left out)."""
         if not ids:
             return {}
-        saved: dict[str, Count] = {}
         if len(ids) <= _READ_ONE_BY_ONE:
             items = yield StoreOps(tuple(GetOp(self.namespace, i) for i in ids))
-            saved = {i: _stored(item.value) for i, item in zip(ids, items, strict=True) if item}
         else:
-            pages = yield from paginate(self.namespace, [None])
-            saved = {item.key: _stored(item.value) for page in pages for item in page}
+            items = yield from search_all(self.namespace, [None])
+        wanted = set(ids)
+        out = {i.key: _stored(i.value) for i in items if i is not None and i.key in wanted}
         # The store before the buffer: a save in between is missed for this read, never
         # counted twice.
-        unsaved = self.counts.peek(self.namespace, ids)
-        wanted = set(ids)
-        out = {i: c for i, c in saved.items() if i in wanted}
-        for record_id, count in unsaved.items():
+        for record_id, count in self.counts.peek(self.namespace, ids).items():
             out[record_id] = _merge(out.get(record_id, (0, None)), count)
         return out
 

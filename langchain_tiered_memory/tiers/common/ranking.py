@@ -205,14 +205,8 @@ def score_item(
     imp = _clip(float(importance))
     weights = config.weights
     total = (weights[0] * rel + weights[1] * rec + weights[2] * imp) / sum(weights)
-    return ScoreBreakdown(
-        relevance=rel,
-        recency=rec,
-        importance=imp,
-        total=total,
-        weights=weights,
-        raw_similarity=None if raw_similarity is None else float(raw_similarity),
-    )
+    raw = None if raw_similarity is None else float(raw_similarity)
+    return ScoreBreakdown(rel, rec, imp, total, weights, raw)
 
 
 def rank_candidates(
@@ -237,13 +231,11 @@ def rank_candidates(
     """
     sims = [similarity(c) for c in candidates]
     rels = relevance_scores(sims, config.relevance_scale)
-    ranked: list[tuple[T, ScoreBreakdown]] = []
-    for candidate, sim, rel in zip(candidates, sims, rels, strict=True):
-        when, weight = timestamp(candidate), importance(candidate)
-        score = score_item(rel, when, weight, now=now, config=config, raw_similarity=sim)
-        ranked.append((candidate, score))
-    ranked.sort(key=lambda pair: pair[1].total, reverse=True)  # stable for ties
-    return ranked
+    scored = [
+        (c, score_item(r, timestamp(c), importance(c), now=now, config=config, raw_similarity=s))
+        for c, s, r in zip(candidates, sims, rels, strict=True)
+    ]
+    return sorted(scored, key=lambda pair: pair[1].total, reverse=True)  # stable for ties
 
 
 # ---------------------------------------------------------------- one utility across tiers

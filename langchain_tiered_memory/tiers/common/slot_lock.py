@@ -36,13 +36,6 @@ from langchain_tiered_memory.errors import ConfigurationError
 __all__ = ["SlotLock", "slot_lock"]
 
 
-def _running_loop() -> asyncio.AbstractEventLoop | None:
-    try:
-        return asyncio.get_running_loop()
-    except RuntimeError:
-        return None
-
-
 @dataclass(eq=False)
 class _Waiter:
     """A thread (``event``) or a task (``future`` on ``loop``) waiting for the lock."""
@@ -86,7 +79,10 @@ class SlotLock:
             ConfigurationError: Called on a thread running an event loop while a
                 task of that loop holds or waits for this lock.
         """
-        loop = _running_loop()
+        try:
+            loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:
+            loop = None
         with self._mutex:
             if not self._held:
                 self._take(None)
@@ -177,10 +173,5 @@ def slot_lock(store: object, namespace: tuple[str, ...], entity_id: str, slot: s
         entity_id: The entity's normalised id.
         slot: The fact's slot key.
     """
-    key = (id(store), namespace, entity_id, slot)
     with _LOCKS_MUTEX:
-        lock = _LOCKS.get(key)
-        if lock is None:
-            lock = SlotLock()
-            _LOCKS[key] = lock
-        return lock
+        return _LOCKS.setdefault((id(store), namespace, entity_id, slot), SlotLock())

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, Literal, Protocol
 
 from langchain_core.language_models import BaseChatModel
@@ -44,6 +45,7 @@ from langchain_tiered_memory.chat_models import (
     check_timeout,
     invoke_with_timeout,
 )
+from langchain_tiered_memory.plans import Plan, arun_plan, run_plan
 from langchain_tiered_memory.text import analyze, words
 from langchain_tiered_memory.tiers.semantic.models import Fact, normalize_value
 
@@ -215,12 +217,10 @@ class LLMConsistencyJudge:
         self.llm = llm
         self.fallback: ConsistencyJudge = fallback or HeuristicConsistencyJudge()
         self.timeout = check_timeout(timeout)
-        self._runnable: Any = None
 
+    @cached_property
     def _structured(self) -> Any:
-        if self._runnable is None:
-            self._runnable = self.llm.with_structured_output(ConsistencyVerdict)
-        return self._runnable
+        return self.llm.with_structured_output(ConsistencyVerdict)
 
     @staticmethod
     def messages(existing: Fact, new: Fact) -> list[BaseMessage]:
@@ -236,48 +236,33 @@ class LLMConsistencyJudge:
             ),
         ]
 
-    @staticmethod
-    def _interpret(raw: Any) -> ConsistencyVerdict:
-        if isinstance(raw, ConsistencyVerdict):
-            return raw
-        if raw is None:
-            raise ValueError("the model returned no structured output")
-        return ConsistencyVerdict.model_validate(raw)
-
-    @staticmethod
-    def _settled(existing: Fact, new: Fact) -> Judgement | None:
-        """Slot-rule verdicts that need no model (a different value may be a synonym)."""
+    def _judge_plan(self, existing: Fact, new: Fact) -> Plan[Judgement]:
+        """Yields the prompt, receives the model's answer; the fallback judges on a failure."""
         ruled = _slot_rule(existing, new)
-        return ruled if ruled is not None and ruled.relation != "contradicts" else None
-
-    def _on_error(self, exc: Exception, existing: Fact, new: Fact) -> Judgement:
-        message = f"LLM consistency judge failed ({type(exc).__name__}: {exc}); used fallback"
-        logger.warning(message)
-        fallback = self.fallback.judge(existing, new)
-        return Judgement(fallback.relation, fallback.judged_by, fallback.reason, message)
+        if ruled is not None and ruled.relation != "contradicts":
+            return ruled  # settled without the model (a different value may be a synonym)
+        try:
+            raw = yield self.messages(existing, new)
+            if raw is None:
+                raise ValueError("the model returned no structured output")
+            verdict = ConsistencyVerdict.model_validate(raw)
+        except Exception as exc:
+            message = f"LLM consistency judge failed ({type(exc).__name__}: {exc}); used fallback"
+            logger.warning(message)
+            fallback = self.fallback.judge(existing, new)
+            return Judgement(fallback.relation, fallback.judged_by, fallback.reason, message)
+        return Judgement(verdict.relation, "llm", verdict.reason)
 
     def judge(self, existing: Fact, new: Fact) -> Judgement:
         """Judge with the model (slot-rule cases are settled without it)."""
-        ruled = self._settled(existing, new)
-        if ruled is not None:
-            return ruled
-        try:
-            messages = self.messages(existing, new)
-            raw = invoke_with_timeout(self._structured(), messages, self.timeout, what=_WHAT)
-            verdict = self._interpret(raw)
-        except Exception as exc:
-            return self._on_error(exc, existing, new)
-        return Judgement(verdict.relation, "llm", verdict.reason)
+        return run_plan(
+            self._judge_plan(existing, new),
+            lambda m: invoke_with_timeout(self._structured, m, self.timeout, what=_WHAT),
+        )
 
     async def ajudge(self, existing: Fact, new: Fact) -> Judgement:
         """Async twin of :meth:`judge`."""
-        ruled = self._settled(existing, new)
-        if ruled is not None:
-            return ruled
-        try:
-            messages = self.messages(existing, new)
-            raw = await ainvoke_with_timeout(self._structured(), messages, self.timeout, what=_WHAT)
-            verdict = self._interpret(raw)
-        except Exception as exc:
-            return self._on_error(exc, existing, new)
-        return Judgement(verdict.relation, "llm", verdict.reason)
+        return await arun_plan(
+            self._judge_plan(existing, new),
+            lambda m: ainvoke_with_timeout(self._structured, m, self.timeout, what=_WHAT),
+        )

@@ -32,6 +32,7 @@ from langchain_tiered_memory.chat_models import (
     invoke_with_timeout,
 )
 from langchain_tiered_memory.errors import InvalidInputError
+from langchain_tiered_memory.plans import Plan, arun_plan, run_plan
 from langchain_tiered_memory.tiers.common.scope import normalize_id
 from langchain_tiered_memory.tiers.semantic.models import Entity
 
@@ -240,6 +241,8 @@ def _is_occupation(value: str) -> bool:
     words = value.lower().split()
     if not words or len(words) > 4 or words[0] in _NOT_OCCUPATION_FIRST:
         return False
+    if re.fullmatch(_DIETS, " ".join(words)):  # "I'm kosher" states a diet
+        return False
     head = words[words.index("of") - 1] if "of" in words[1:] else words[-1]
     if head in _NOT_OCCUPATION:
         return False
@@ -358,10 +361,8 @@ class HeuristicFactExtractor:
                 if match is None:
                     continue
                 for value in rule.values(match.group("v")):
-                    if _BAD_START.match(value) or not rule.accept(value):
-                        continue
                     key = (rule.attribute, value.lower())
-                    if key in seen or (rule.attribute == "occupation" and _is_diet(value)):
+                    if key in seen or _BAD_START.match(value) or not rule.accept(value):
                         continue
                     seen.add(key)
                     facts.append(self._fact(rule, value))
@@ -381,20 +382,12 @@ class HeuristicFactExtractor:
     def extract(self, text: str, known_entities: Sequence[Entity] = ()) -> ExtractionResult:
         """Extract first-person facts; the one entity returned is the speaker."""
         facts = self.extract_facts(text)
-        entities = (
-            [ExtractedEntity(entity_name=self.subject_name, entity_type="user", facts=facts)]
-            if facts
-            else []
-        )
-        return ExtractionResult(ExtractionOutput(entities=entities), "heuristic")
+        speaker = ExtractedEntity(entity_name=self.subject_name, entity_type="user", facts=facts)
+        return ExtractionResult(ExtractionOutput(entities=[speaker] if facts else []), "heuristic")
 
     async def aextract(self, text: str, known_entities: Sequence[Entity] = ()) -> ExtractionResult:
         """Same as :meth:`extract` (no I/O)."""
         return self.extract(text, known_entities)
-
-
-def _is_diet(value: str) -> bool:
-    return re.fullmatch(_DIETS, value.strip().lower()) is not None
 
 
 # ---------------------------------------------------------------- LLM path
@@ -438,7 +431,6 @@ class EntityFactExtractor:
     max_failures_kept: int = 100
     timeout: float | None = DEFAULT_LLM_TIMEOUT
     failures: deque[ExtractionResult] = field(init=False)
-    _runnable: Any = field(init=False, default=None, repr=False)
 
     def __post_init__(self) -> None:
         self.timeout = check_timeout(self.timeout)
@@ -461,27 +453,24 @@ class EntityFactExtractor:
             HumanMessage(content=f"{known}\n\nConversation turn:\n{text.strip()}"),
         ]
 
+    @cached_property
     def _structured(self) -> Any:
-        if self._runnable is None:
-            self._runnable = self.llm.with_structured_output(ExtractionOutput)
-        return self._runnable
+        return self.llm.with_structured_output(ExtractionOutput)
 
-    def _interpret(self, raw: Any) -> ExtractionResult:
-        if isinstance(raw, ExtractionOutput):
-            return ExtractionResult(raw, "llm")
-        if raw is None:
-            raise ValueError("the model returned no structured output")
-        return ExtractionResult(ExtractionOutput.model_validate(raw), "llm")
-
-    def _failed(self, exc: Exception) -> ExtractionResult:
-        result = ExtractionResult(
-            ExtractionOutput(),
-            "llm",
-            f"LLM extraction failed ({type(exc).__name__}: {exc}); nothing was stored",
-        )
-        logger.warning(result.error)
-        self.failures.append(result)
-        return result
+    def _extract_plan(self, text: str, known: Sequence[Entity]) -> Plan[ExtractionResult]:
+        """Yields the prompt, receives the model's answer; a failure becomes the result."""
+        messages = self.messages(text, known)
+        try:
+            raw = yield messages
+            if raw is None:
+                raise ValueError("the model returned no structured output")
+            return ExtractionResult(ExtractionOutput.model_validate(raw), "llm")
+        except Exception as exc:
+            error = f"LLM extraction failed ({type(exc).__name__}: {exc}); nothing was stored"
+            logger.warning(error)
+            failed = ExtractionResult(ExtractionOutput(), "llm", error)
+            self.failures.append(failed)
+            return failed
 
     def extract(self, text: str, known_entities: Sequence[Entity] = ()) -> ExtractionResult:
         """Extract entities and facts; never raises for model failures.
@@ -489,18 +478,14 @@ class EntityFactExtractor:
         Raises:
             InvalidInputError: ``text`` is empty (a caller's mistake, not a model failure).
         """
-        messages = self.messages(text, known_entities)
-        try:
-            raw = invoke_with_timeout(self._structured(), messages, self.timeout, what=_WHAT)
-            return self._interpret(raw)
-        except Exception as exc:
-            return self._failed(exc)
+        return run_plan(
+            self._extract_plan(text, known_entities),
+            lambda m: invoke_with_timeout(self._structured, m, self.timeout, what=_WHAT),
+        )
 
     async def aextract(self, text: str, known_entities: Sequence[Entity] = ()) -> ExtractionResult:
         """Async twin of :meth:`extract`."""
-        messages = self.messages(text, known_entities)
-        try:
-            raw = await ainvoke_with_timeout(self._structured(), messages, self.timeout, what=_WHAT)
-            return self._interpret(raw)
-        except Exception as exc:
-            return self._failed(exc)
+        return await arun_plan(
+            self._extract_plan(text, known_entities),
+            lambda m: ainvoke_with_timeout(self._structured, m, self.timeout, what=_WHAT),
+        )

@@ -8,7 +8,7 @@ async methods of ``SemanticMemory`` share every line of logic.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, TypeAlias, TypeVar
 
@@ -43,6 +43,7 @@ from langchain_tiered_memory.tiers.semantic.results import (
     RelatedEntity,
     RememberResult,
     SemanticSearchHit,
+    WriteOutcome,
 )
 from langchain_tiered_memory.tiers.semantic.rules import (
     FactRequest,
@@ -156,9 +157,7 @@ def get_fact(ctx: FlowContext, fact_id: str) -> Flow[Fact | None]:
 def get_facts(ctx: FlowContext, entity_id: str, as_of: datetime | None) -> Flow[list[Fact]]:
     """The entity's current facts, or those current at ``as_of``."""
     eid = normalize_id(entity_id, what="entity_id")
-    filt: dict[str, Any] = {"entity_id": eid}
-    if as_of is None:
-        filt["status"] = "current"
+    filt = {"entity_id": eid} if as_of is not None else {"entity_id": eid, "status": "current"}
     facts = parse_records((yield from ctx.scan(ctx.facts_ns, filt)), Fact)
     facts = [f for f in facts if (f.is_current if as_of is None else f.is_current_at(as_of))]
     return sorted(facts, key=lambda f: (f.attribute or "~", f.valid_from or f.first_observed))
@@ -166,17 +165,6 @@ def get_facts(ctx: FlowContext, entity_id: str, as_of: datetime | None) -> Flow[
 
 PROFILE_CANDIDATES = 200
 """Current facts an entity context reads at most (it keeps the best ``max_facts``)."""
-
-
-def profile_candidates(ctx: FlowContext, entity_id: str, max_facts: int) -> Flow[list[Fact]]:
-    """One bounded search of an entity's current facts, not a scan: any profile size costs alike.
-
-    Stores that order filter-only searches by update time return the most recently confirmed.
-    """
-    limit = max(PROFILE_CANDIDATES, 4 * max_facts)
-    op = SearchOp(ctx.facts_ns, filter={"entity_id": entity_id, "status": "current"}, limit=limit)
-    items = (yield StoreOps((op,)))[0]
-    return [f for f in parse_records(items, Fact) if f.is_current]
 
 
 def critical_facts(
@@ -198,11 +186,7 @@ def critical_facts(
     if not filters or limit < 1:
         return []
     found = yield StoreOps(tuple(SearchOp(ctx.facts_ns, filter=f, limit=limit) for f in filters))
-    facts: dict[str, Fact] = {}
-    for items in found:
-        for fact in parse_records(items, Fact):
-            if fact.is_current:
-                facts.setdefault(fact.fact_id, fact)
+    facts = {f.fact_id: f for items in found for f in parse_records(items, Fact) if f.is_current}
     return list(facts.values())[:limit]
 
 
@@ -227,11 +211,19 @@ def relations_of(ctx: FlowContext, entity_id: str) -> Flow[list[RelatedEntity]]:
 
 
 def entity_context(ctx: FlowContext, entity_id: str, max_facts: int) -> Flow[EntityContext]:
-    """What to tell a model about an entity."""
+    """What to tell a model about an entity.
+
+    Its current facts come from one bounded search, not a scan: any profile size costs
+    alike (stores that order filter-only searches by update time return the most recently
+    confirmed).
+    """
     entity = yield from get_entity(ctx, entity_id)
     if entity is None:
         return EntityContext(entity=None)
-    facts = yield from profile_candidates(ctx, entity.entity_id, max_facts)
+    filt = {"entity_id": entity.entity_id, "status": "current"}
+    limit = max(PROFILE_CANDIDATES, 4 * max_facts)
+    items = (yield StoreOps((SearchOp(ctx.facts_ns, filter=filt, limit=limit),)))[0]
+    facts = [f for f in parse_records(items, Fact) if f.is_current]
     relations = yield from relations_of(ctx, entity.entity_id)
     return build_entity_context(
         entity, facts, relations, now=ctx.now, config=ctx.config, max_facts=max_facts
@@ -247,16 +239,11 @@ def search(
     """
     query, _ = cap_query(check_text(query, "query"))
     check_top_k(top_k)
-    fact_filter: dict[str, Any] = {"status": "current"}
-    entity_filter: dict[str, Any] | None = None
-    if entity_type:
-        etype = normalize_attribute(entity_type)
-        fact_filter["entity_type"] = etype
-        entity_filter = {"entity_type": etype}
+    etype = {"entity_type": normalize_attribute(entity_type)} if entity_type else {}
     facts, entities = yield StoreOps(
         (
-            SearchOp(ctx.facts_ns, filter=fact_filter, limit=top_k, query=query),
-            SearchOp(ctx.entities_ns, filter=entity_filter, limit=top_k, query=query),
+            SearchOp(ctx.facts_ns, filter={"status": "current", **etype}, limit=top_k, query=query),
+            SearchOp(ctx.entities_ns, filter=etype or None, limit=top_k, query=query),
         )
     )
     return merge_search_hits(facts, entities, top_k)
@@ -355,7 +342,7 @@ def add_relation(
 
 @dataclass
 class _Decision:
-    outcome: str
+    outcome: WriteOutcome
     fact: Fact
     previous: Fact | None = None
     writes: list[Fact] = field(default_factory=list)
@@ -373,15 +360,15 @@ def _contradiction(
 
 
 def _reinforced(
-    ctx: FlowContext, existing: Fact, draft: Fact, judgement: Judgement | None, bump: bool
+    ctx: FlowContext, existing: Fact, draft: Fact, judgement: Judgement, confirmed: set[str]
 ) -> _Decision:
-    # One source episode confirming a fact twice (a replayed write) is one confirmation.
-    already_cited = bool(draft.source_episode_ids) and set(draft.source_episode_ids) <= set(
-        existing.source_episode_ids
+    # Confirmed by the other write path, or by the same source episode again (a replayed
+    # write): one confirmation, no extra confidence.
+    episodes = set(draft.source_episode_ids)
+    bump = existing.fact_id not in confirmed and not (
+        episodes and episodes <= set(existing.source_episode_ids)
     )
-    fact = reinforce(
-        existing, draft, ctx.now, ctx.config.reinforce_step, bump=bump and not already_cited
-    )
+    fact = reinforce(existing, draft, ctx.now, ctx.config.reinforce_step, bump=bump)
     return _Decision("reinforced", fact, None, [fact], judgement)
 
 
@@ -391,10 +378,9 @@ def _decide_in_slot(ctx: FlowContext, draft: Fact, confirmed: set[str]) -> Flow[
     facts = parse_records((yield from ctx.scan(ctx.facts_ns, filt)), Fact)
     current = sorted((f for f in facts if f.is_current), key=lambda f: f.valid_from or ctx.now)
     existing = current[-1] if current else None
-    ended = end_extra_current(current)
     decision = yield from _decide_against(ctx, draft, confirmed, existing, facts)
-    if decision is not None and ended:
-        decision.writes = [*ended, *decision.writes]
+    if decision is not None:
+        decision.writes = [*end_extra_current(current), *decision.writes]
     return decision
 
 
@@ -408,7 +394,7 @@ def _decide_against(
     if existing is not None:
         judgement = yield ctx.judged(existing, draft)
         if judgement.relation == "same":
-            return _reinforced(ctx, existing, draft, judgement, existing.fact_id not in confirmed)
+            return _reinforced(ctx, existing, draft, judgement, confirmed)
     for candidate in candidates[: ctx.config.max_judged]:
         verdict: Judgement = yield ctx.judged(candidate, draft)
         if verdict.relation != "same":
@@ -456,8 +442,7 @@ def _decide_by_similarity(ctx: FlowContext, draft: Fact, confirmed: set[str]) ->
             judged += 1
             judgement: Judgement = yield ctx.judged(existing, draft)
             if judgement.relation == "same":
-                bump = existing.fact_id not in confirmed
-                return _reinforced(ctx, existing, draft, judgement, bump)
+                return _reinforced(ctx, existing, draft, judgement, confirmed)
             if judgement.relation == "contradicts":
                 return _contradiction(ctx, existing, draft, judgement)
         if found.slot_key is not None:
@@ -497,7 +482,7 @@ def store_fact(
     seen.add(decision.fact.fact_id)
     judgement = decision.judgement
     return FactWriteResult(
-        outcome=decision.outcome,  # type: ignore[arg-type]
+        outcome=decision.outcome,
         fact=decision.fact,
         previous=decision.previous,
         judged_by=judgement.judged_by if judgement else None,
@@ -541,63 +526,6 @@ def pin_fact(ctx: FlowContext, fact_id: str, pinned: bool) -> Flow[Fact]:
     return existing
 
 
-def _store_extraction(
-    ctx: FlowContext,
-    extraction: ExtractionResult,
-    known: Sequence[Entity],
-    subject_id: str,
-    source_episode_id: str | None,
-    result: RememberResult,
-    confirmed: set[str],
-) -> Flow[None]:
-    """Store what ``extraction`` found into ``result`` (rejected items become its errors)."""
-    for found in extraction.output.entities:
-        try:
-            eid = resolve_entity_id(found.entity_name, known, subject_id)
-        except InvalidInputError as exc:
-            result.errors.append(f"skipped extracted entity {found.entity_name!r}: {exc}")
-            continue
-        etype = "user" if eid == subject_id else found.entity_type
-        for item in found.facts:
-            try:
-                request = FactRequest(
-                    eid,
-                    item.content,
-                    item.attribute,
-                    item.value,
-                    item.confidence,
-                    source_episode_id,
-                    etype,
-                    extraction.extractor,
-                )
-                write = yield from store_fact(
-                    ctx,
-                    request,
-                    entity_name=found.entity_name if eid != subject_id else None,
-                    confirmed=confirmed,
-                )
-            except InvalidInputError as exc:
-                result.errors.append(f"skipped extracted fact {item.content!r}: {exc}")
-                continue
-            result.writes.append(write)
-        for rel in found.relations:
-            try:
-                target = resolve_entity_id(rel.target, known, subject_id)
-                target_type = "user" if target == subject_id else rel.target_type
-                relation = yield from add_relation(
-                    ctx,
-                    eid,
-                    rel.relation_type,
-                    target,
-                    rel.description,
-                    create_missing=((etype, found.entity_name), (target_type, rel.target)),
-                )
-            except InvalidInputError as exc:
-                result.errors.append(f"skipped extracted relation {rel.relation_type!r}: {exc}")
-                continue
-            result.relations.append(relation)
-
-
 def remember_from_text(
     ctx: FlowContext,
     text: str,
@@ -609,9 +537,47 @@ def remember_from_text(
     """The cost-tiered write path: the regex result first, then the LLM's, if any."""
     subject = normalize_id(subject_id, what="subject_id")
     result = RememberResult(paths=["heuristic"])
-    confirmed: set[str] = set()
-    into = (subject, source_episode_id, result, confirmed)  # the speaker, provenance, results
-    yield from _store_extraction(ctx, heuristic, (), *into)
+    seen: set[str] = set()  # facts confirmed by this text already
+
+    def store(extraction: ExtractionResult, known: Sequence[Entity]) -> Flow[None]:
+        """Store what ``extraction`` found into ``result`` (rejected items become its errors)."""
+        for found in extraction.output.entities:
+            try:
+                eid = resolve_entity_id(found.entity_name, known, subject)
+            except InvalidInputError as exc:
+                result.errors.append(f"skipped extracted entity {found.entity_name!r}: {exc}")
+                continue
+            speaker = eid == subject
+            etype, name = ("user", None) if speaker else (found.entity_type, found.entity_name)
+            base = FactRequest(
+                eid, "", None, None, 0.8, source_episode_id, etype, extraction.extractor
+            )
+            for item in found.facts:
+                try:
+                    request = replace(base, **item.model_dump())
+                    write = yield from store_fact(ctx, request, entity_name=name, confirmed=seen)
+                except InvalidInputError as exc:
+                    result.errors.append(f"skipped extracted fact {item.content!r}: {exc}")
+                    continue
+                result.writes.append(write)
+            for rel in found.relations:
+                try:
+                    target = resolve_entity_id(rel.target, known, subject)
+                    target_type = "user" if target == subject else rel.target_type
+                    relation = yield from add_relation(
+                        ctx,
+                        eid,
+                        rel.relation_type,
+                        target,
+                        rel.description,
+                        create_missing=((etype, found.entity_name), (target_type, rel.target)),
+                    )
+                except InvalidInputError as exc:
+                    result.errors.append(f"skipped extracted relation {rel.relation_type!r}: {exc}")
+                    continue
+                result.relations.append(relation)
+
+    yield from store(heuristic, ())
     llm = ctx.extractor
     if llm is None:
         return result
@@ -623,5 +589,5 @@ def remember_from_text(
     if extraction.error is not None:
         result.errors.append(extraction.error)
         return result
-    yield from _store_extraction(ctx, extraction, known, *into)
+    yield from store(extraction, known)
     return result

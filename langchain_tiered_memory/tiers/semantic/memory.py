@@ -70,6 +70,8 @@ __all__ = ["SemanticMemory"]
 
 T = TypeVar("T")
 U = TypeVar("U")
+F = TypeVar("F", Fact, Fact | None)
+R = TypeVar("R", EntityContext, list[SemanticSearchHit])
 
 
 def _then(flow: Plan[T], after: Callable[[T], Plan[U]]) -> Plan[U]:
@@ -160,14 +162,6 @@ class SemanticMemory(CountsAccess):
         finally:
             flow.close()
 
-    def _then(self, flow: flows.Flow[T], after: Callable[[T], Plan[U]]) -> U:
-        """Run ``flow``, then the plan ``after`` builds from its result."""
-        return self._run(_then(flow, after))
-
-    async def _athen(self, flow: flows.Flow[T], after: Callable[[T], Plan[U]]) -> U:
-        """Async twin of :meth:`_then`."""
-        return await self._arun(_then(flow, after))
-
     # ------------------------------------------------------------ access plans
 
     def _fill(self, facts: list[Fact]) -> Plan[list[Fact]]:
@@ -177,29 +171,18 @@ class SemanticMemory(CountsAccess):
         counts = yield from self.access.counts_plan([f.fact_id for f in facts])
         return self.access.with_counts(facts, counts)
 
-    def _fill_optional(self, fact: Fact | None) -> Plan[Fact | None]:
+    def _fill_one(self, fact: F) -> Plan[F]:
         if fact is None:
             return None
         (filled,) = yield from self._fill([fact])
         return filled
 
-    def _fill_one(self, fact: Fact) -> Plan[Fact]:
-        (filled,) = yield from self._fill([fact])
-        return filled
-
-    def _touch(self, facts: list[Fact]) -> None:
-        """Count one access of each fact, in memory only."""
+    def _touched(self, result: R) -> Plan[R]:
+        """``result``, one access of each of its facts counted (in memory, no store I/O)."""
         if self.config.track_access:
-            self.access.touch([f.fact_id for f in facts])
-
-    def _touched_hits(self, hits: list[SemanticSearchHit]) -> Plan[list[SemanticSearchHit]]:
-        self._touch([h.fact for h in hits if h.fact is not None])
-        return hits
-        yield  # a plan without store I/O
-
-    def _touched_context(self, context: EntityContext) -> Plan[EntityContext]:
-        self._touch(context.facts)
-        return context
+            facts = result.facts if isinstance(result, EntityContext) else [h.fact for h in result]
+            self.access.touch([f.fact_id for f in facts if f is not None])
+        return result
         yield  # a plan without store I/O
 
     def _drop_access(self, fact_id: str, deleted: bool) -> Plan[bool]:
@@ -340,44 +323,44 @@ class SemanticMemory(CountsAccess):
 
     def get_fact(self, fact_id: str) -> Fact | None:
         """One fact by id (any status, with its access statistics), or ``None``."""
-        return self._then(flows.get_fact(self._ctx(), fact_id), self._fill_optional)
+        return self._run(_then(flows.get_fact(self._ctx(), fact_id), self._fill_one))
 
     async def aget_fact(self, fact_id: str) -> Fact | None:
         """Async twin of :meth:`get_fact`."""
-        return await self._athen(flows.get_fact(self._ctx(), fact_id), self._fill_optional)
+        return await self._arun(_then(flows.get_fact(self._ctx(), fact_id), self._fill_one))
 
     def get_facts(self, entity_id: str, *, as_of: datetime | None = None) -> list[Fact]:
         """The entity's current facts, or the facts that were current at ``as_of``.
 
         Each carries its access statistics (``access_count``, ``last_accessed``).
         """
-        return self._then(flows.get_facts(self._ctx(), entity_id, as_of), self._fill)
+        return self._run(_then(flows.get_facts(self._ctx(), entity_id, as_of), self._fill))
 
     async def aget_facts(self, entity_id: str, *, as_of: datetime | None = None) -> list[Fact]:
         """Async twin of :meth:`get_facts`."""
-        return await self._athen(flows.get_facts(self._ctx(), entity_id, as_of), self._fill)
+        return await self._arun(_then(flows.get_facts(self._ctx(), entity_id, as_of), self._fill))
 
     def fact_history(self, entity_id: str, attribute: str | None = None) -> list[Fact]:
         """All facts (current, superseded, candidate) of an entity or attribute, oldest first.
 
         Each carries its access statistics (``access_count``, ``last_accessed``).
         """
-        return self._then(flows.fact_history(self._ctx(), entity_id, attribute), self._fill)
+        return self._run(_then(flows.fact_history(self._ctx(), entity_id, attribute), self._fill))
 
     async def afact_history(self, entity_id: str, attribute: str | None = None) -> list[Fact]:
         """Async twin of :meth:`fact_history`."""
         flow = flows.fact_history(self._ctx(), entity_id, attribute)
-        return await self._athen(flow, self._fill)
+        return await self._arun(_then(flow, self._fill))
 
     def delete_fact(self, fact_id: str) -> bool:
         """Remove a fact, its history entry and its access statistics; ``False`` if absent."""
         flow = flows.delete_fact(self._ctx(), fact_id)
-        return self._then(flow, lambda deleted: self._drop_access(fact_id, deleted))
+        return self._run(_then(flow, lambda deleted: self._drop_access(fact_id, deleted)))
 
     async def adelete_fact(self, fact_id: str) -> bool:
         """Async twin of :meth:`delete_fact`."""
         flow = flows.delete_fact(self._ctx(), fact_id)
-        return await self._athen(flow, lambda deleted: self._drop_access(fact_id, deleted))
+        return await self._arun(_then(flow, lambda deleted: self._drop_access(fact_id, deleted)))
 
     def pin_fact(self, fact_id: str, pinned: bool = True) -> Fact:
         """Pin a stored fact (``pinned=False``: unpin it); pinned facts are never forgotten.
@@ -395,11 +378,11 @@ class SemanticMemory(CountsAccess):
         Raises:
             InvalidInputError: No fact has this id in this scope, or ``pinned`` is not a bool.
         """
-        return self._then(flows.pin_fact(self._ctx(), fact_id, pinned), self._fill_one)
+        return self._run(_then(flows.pin_fact(self._ctx(), fact_id, pinned), self._fill_one))
 
     async def apin_fact(self, fact_id: str, pinned: bool = True) -> Fact:
         """Async twin of :meth:`pin_fact`."""
-        return await self._athen(flows.pin_fact(self._ctx(), fact_id, pinned), self._fill_one)
+        return await self._arun(_then(flows.pin_fact(self._ctx(), fact_id, pinned), self._fill_one))
 
     # ------------------------------------------------------------ retrieval
 
@@ -410,12 +393,12 @@ class SemanticMemory(CountsAccess):
         facts carry ``access_count=0``: read the counts with :meth:`get_facts`.
         """
         flow = flows.entity_context(self._ctx(), entity_id, max_facts)
-        return self._then(flow, self._touched_context)
+        return self._run(_then(flow, self._touched))
 
     async def aretrieve_entity_context(self, entity_id: str, max_facts: int = 20) -> EntityContext:
         """Async twin of :meth:`retrieve_entity_context`."""
         flow = flows.entity_context(self._ctx(), entity_id, max_facts)
-        return await self._athen(flow, self._touched_context)
+        return await self._arun(_then(flow, self._touched))
 
     def critical_facts(
         self,
@@ -455,14 +438,14 @@ class SemanticMemory(CountsAccess):
         The facts carry ``access_count=0``: read the counts with :meth:`get_fact`.
         """
         flow = flows.search(self._ctx(), query, entity_type, top_k)
-        return self._then(flow, self._touched_hits)
+        return self._run(_then(flow, self._touched))
 
     async def asemantic_search(
         self, query: str, *, entity_type: str | None = None, top_k: int = 10
     ) -> list[SemanticSearchHit]:
         """Async twin of :meth:`semantic_search`."""
         flow = flows.search(self._ctx(), query, entity_type, top_k)
-        return await self._athen(flow, self._touched_hits)
+        return await self._arun(_then(flow, self._touched))
 
     # ------------------------------------------------------------ write path
 

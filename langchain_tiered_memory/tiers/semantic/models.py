@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, Field
 
 from langchain_tiered_memory.chat_models import DEFAULT_LLM_TIMEOUT, check_timeout
 from langchain_tiered_memory.errors import ConfigurationError, InvalidInputError
@@ -148,8 +148,6 @@ class Entity(BaseModel):
         'alice'
     """
 
-    model_config = ConfigDict(extra="ignore")
-
     entity_id: EntityId
     entity_type: Label = "user"
     name: Text
@@ -174,8 +172,6 @@ class Relation(BaseModel):
         ...          created_at=t).key
         'alice|works_at|acme'
     """
-
-    model_config = ConfigDict(extra="ignore")
 
     source_id: EntityId
     relation_type: Label
@@ -224,8 +220,6 @@ class Fact(BaseModel):
         'current'
     """
 
-    model_config = ConfigDict(extra="ignore")
-
     fact_id: str
     entity_id: EntityId
     entity_type: Label = "user"
@@ -264,9 +258,6 @@ class Fact(BaseModel):
         return ensure_aware(now) - self.last_confirmed > timedelta(days=stale_after_days)
 
 
-_NOT_STORED = frozenset({"access_count", "last_accessed"})
-
-
 def fact_to_value(fact: Fact) -> dict[str, Any]:
     """The stored value of a fact: its JSON dump without the access statistics.
 
@@ -279,7 +270,7 @@ def fact_to_value(fact: Fact) -> dict[str, Any]:
         >>> "access_count" in value, value["pinned"]
         (False, False)
     """
-    return fact.model_dump(mode="json", exclude=set(_NOT_STORED))
+    return fact.model_dump(mode="json", exclude={"access_count", "last_accessed"})
 
 
 @dataclass(frozen=True)

@@ -170,27 +170,18 @@ def _updated(fact: Fact, **changes: Any) -> Fact:
     return Fact.model_validate({**fact.model_dump(), **changes})
 
 
-def _provenance(existing: Sequence[str], new: Iterable[str]) -> list[str]:
-    merged = list(existing)
-    merged.extend(e for e in new if e not in merged)
-    return merged
-
-
 def reinforce(existing: Fact, new: Fact, now: datetime, step: float, *, bump: bool = True) -> Fact:
     """Confirm ``existing`` with ``new``: confidence ``min(1, max(old + step, new))``.
 
     Without ``bump`` (one text confirmed by two write paths) it is ``max(old, new)``;
     a missing slot value or attribute is filled from ``new``.
     """
-    confidence = (
-        min(1.0, max(existing.confidence + step, new.confidence))
-        if bump
-        else max(existing.confidence, new.confidence)
-    )
     changes: dict[str, Any] = {
-        "confidence": confidence,
+        "confidence": min(1.0, max(existing.confidence + (step if bump else 0.0), new.confidence)),
         "last_confirmed": now,
-        "source_episode_ids": _provenance(existing.source_episode_ids, new.source_episode_ids),
+        "source_episode_ids": list(
+            dict.fromkeys([*existing.source_episode_ids, *new.source_episode_ids])
+        ),
     }
     if existing.attribute is None and new.attribute is not None:
         changes.update(attribute=new.attribute, value=new.value, slot_key=new.slot_key)
