@@ -168,14 +168,12 @@ def _message_text(message: Any) -> str:
 
 def _message_time(message: Any) -> datetime | None:
     raw = message.get("timestamp") if isinstance(message, dict) else None
-    if isinstance(raw, datetime):
-        return ensure_aware(raw)
     if isinstance(raw, str) and raw:
         try:
-            return ensure_aware(datetime.fromisoformat(raw))
+            raw = datetime.fromisoformat(raw)
         except ValueError:
             return None
-    return None
+    return ensure_aware(raw) if isinstance(raw, datetime) else None
 
 
 class ConversationIndex:

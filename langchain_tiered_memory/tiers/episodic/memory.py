@@ -26,6 +26,7 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Sequence
+from contextlib import suppress
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -187,9 +188,6 @@ class EpisodicMemory(CountsAccess):
             records=self.namespace,
         )
 
-    def _now(self) -> datetime:
-        return self._args.now()
-
     # ------------------------------------------------------------------ plans
 
     def _put(self, episode: Episode) -> PutOp:
@@ -200,7 +198,7 @@ class EpisodicMemory(CountsAccess):
     def _record_plan(
         self, episode: Episode | dict[str, Any], reflector: EpisodeReflector | None
     ) -> Plan[Episode]:
-        ep = validate_episode(episode, self._now())
+        ep = validate_episode(episode, self._args.now())
         wants_reflection = reflector is not None and not ep.reflection.strip()
         if wants_reflection:
             ep = ep.model_copy(update={"reflection_status": ReflectionStatus.PENDING})
@@ -262,17 +260,15 @@ class EpisodicMemory(CountsAccess):
         if not isinstance(query, str) or not query.strip():
             raise InvalidInputError(f"query is {query!r}: pass the situation to match, as text")
         top_k = _positive_int(top_k, "top_k")
-        now = self._now()
+        now = self._args.now()
         since = None
         if max_age_hours is not None:
             if not math.isfinite(max_age_hours) or max_age_hours <= 0:
                 raise InvalidInputError(
                     f"max_age_hours is {max_age_hours!r}: use a positive number of hours or None"
                 )
-            try:
+            with suppress(OverflowError):  # older than the calendar: no age limit at all
                 since = now - timedelta(hours=max_age_hours)
-            except OverflowError:  # older than the calendar: no age limit at all
-                since = None
         base = episode_filter(outcome=outcome, since=since, session_id=session_id)
         limit = max(top_k * self.config.candidate_multiplier, self.config.min_candidates)
         filters = tag_filters(base, tags, tag_mode)
@@ -306,7 +302,7 @@ class EpisodicMemory(CountsAccess):
         self, limit: int, outcome: Outcome | str | None, session_id: str | None
     ) -> Plan[list[Episode]]:
         limit = _positive_int(limit, "limit")
-        now = self._now()
+        now = self._args.now()
         items: list[SearchItem] = []
         for hours in (*self.config.recent_windows_hours, None):
             since = None if hours is None else now - timedelta(hours=hours)

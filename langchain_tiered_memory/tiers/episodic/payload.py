@@ -133,12 +133,8 @@ def episode_filter(
     flt: dict[str, Any] = {}
     if outcome is not None:
         flt["outcome"] = {"$eq": parse_outcome(outcome).value}
-    if since is not None or until is not None:
-        window: dict[str, float] = {}
-        if since is not None:
-            window["$gte"] = to_epoch(since)
-        if until is not None:
-            window["$lte"] = to_epoch(until)
+    window = {op: to_epoch(t) for op, t in (("$gte", since), ("$lte", until)) if t is not None}
+    if window:
         flt["created_ts"] = window
     if session_id is not None:
         if not isinstance(session_id, str) or not session_id.strip():
