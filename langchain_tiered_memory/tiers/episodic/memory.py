@@ -132,19 +132,6 @@ def _positive_int(value: Any, name: str) -> int:
     return value
 
 
-def _with_reflection(episode: Episode, reflection: Reflection) -> Episode:
-    return episode.model_copy(
-        update={
-            "reflection": reflection.to_text(),
-            "reflection_detail": reflection,
-            "reflection_status": ReflectionStatus.DONE,
-            "reflection_error": None,
-            "reflection_attempts": episode.reflection_attempts + 1,
-            "importance": reflection.importance,
-        }
-    )
-
-
 class EpisodicMemory(CountsAccess):
     """One scope's episodes in a ``BaseStore``, searchable by meaning and by time.
 
@@ -210,12 +197,12 @@ class EpisodicMemory(CountsAccess):
         return ep
 
     def _reflect_plan(self, episode: Episode, reflector: EpisodeReflector) -> Plan[Episode]:
+        attempts = episode.reflection_attempts + 1
         try:
             reflection: Reflection = yield Call(
                 lambda: reflector.reflect(episode), lambda: reflector.areflect(episode)
             )
         except Exception as exc:
-            attempts = episode.reflection_attempts + 1
             gave_up = attempts >= self.config.max_reflection_attempts
             status = ReflectionStatus.FAILED if gave_up else ReflectionStatus.PENDING
             logger.warning(
@@ -225,15 +212,19 @@ class EpisodicMemory(CountsAccess):
                 status.value,
                 exc,
             )
-            updated = episode.model_copy(
-                update={
-                    "reflection_status": status,
-                    "reflection_error": f"{type(exc).__name__}: {exc}",
-                    "reflection_attempts": attempts,
-                }
-            )
+            update: dict[str, Any] = {
+                "reflection_status": status,
+                "reflection_error": f"{type(exc).__name__}: {exc}",
+            }
         else:
-            updated = _with_reflection(episode, reflection)
+            update = {
+                "reflection": reflection.to_text(),
+                "reflection_detail": reflection,
+                "reflection_status": ReflectionStatus.DONE,
+                "reflection_error": None,
+                "importance": reflection.importance,
+            }
+        updated = episode.model_copy(update={**update, "reflection_attempts": attempts})
         yield StoreOps((self._put(updated),))
         return updated
 
@@ -285,17 +276,15 @@ class EpisodicMemory(CountsAccess):
                 "the store returned no similarity scores: it has no vector index. Create it "
                 "with index={'dims': ..., 'embed': ..., 'fields': ['text']}"
             )
-        scores = {key: item.score for key, item in best.items()}
-        episodes = [episode_from_value(item.value) for item in best.values()]
         ranked = rank_candidates(
-            episodes,
-            similarity=lambda e: scores[e.episode_id],
-            timestamp=lambda e: e.created_at,
-            importance=lambda e: e.importance,
+            [(episode_from_value(item.value), item.score) for item in best.values()],
+            similarity=lambda pair: pair[1],
+            timestamp=lambda pair: pair[0].created_at,
+            importance=lambda pair: pair[0].importance,
             now=now,
             config=self.config.ranking,
         )[:top_k]
-        touched = yield from self._access_plan([e for e, _ in ranked], bump=True)
+        touched = yield from self._access_plan([e for (e, _), _ in ranked], bump=True)
         return [ScoredEpisode(e, s) for e, (_, s) in zip(touched, ranked, strict=True)]
 
     def _recent_plan(

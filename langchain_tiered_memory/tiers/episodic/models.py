@@ -1,10 +1,8 @@
 """Records of episodic memory: episodes, their steps and outcomes, reflections.
 
-These are ``Outcome``, ``TrajectoryStep`` and ``Episode`` of the memory-architecture
-design this library implements, as pydantic models: ids are generated when
-not given, timestamps are timezone-aware, and
-bad values (an empty task, an unknown outcome, a negative duration) are
-rejected when the model is built (``pydantic.ValidationError``, a ``ValueError``).
+Pydantic models: ids are generated when not given, timestamps are timezone-aware, and bad
+values (an empty task, an unknown outcome, a negative duration) are rejected when the model
+is built (``pydantic.ValidationError``, a ``ValueError``).
 
 Examples:
     >>> ep = Episode(task_description="Deploy the API", outcome="success",

@@ -195,7 +195,6 @@ class ProceduralMemory:
             return run_plan(self.store, plan)
 
     async def _arun(self, plan: Plan[T], lock: SlotLock | None = None) -> T:
-        """Async twin of :meth:`_run`."""
         if not self._legacy_moved:
             async with self._lock(self.scope.namespace("procedural"), "legacy"):
                 await arun_plan(self.store, self._legacy_plan())
@@ -344,11 +343,6 @@ class ProceduralMemory:
 
     # ------------------------------------------------------------------ plans: injection
 
-    def _needs_warning(self, g: ToolGuidance) -> bool:
-        c = self.config
-        frequent = g.failures >= c.warn_min_failures and g.failure_rate >= c.warn_failure_rate
-        return frequent or g.last_success is False
-
     def _injection_plan(self, context: str | None) -> Plan[str]:
         c = self.config
         scored = yield from self._applicable_plan(
@@ -358,7 +352,12 @@ class ProceduralMemory:
             s.strategy for s in scored if s.strategy.success_count >= c.inject_min_successes
         ][: c.max_injected_strategies]
         guidance = yield from self._all_guidance_plan()
-        warned = [g for g in guidance if self._needs_warning(g)]
+        warned = [
+            g
+            for g in guidance
+            if g.last_success is False
+            or (g.failures >= c.warn_min_failures and g.failure_rate >= c.warn_failure_rate)
+        ]
         warned.sort(
             key=lambda g: (g.last_success is False, to_epoch(g.last_used) if g.last_used else 0.0),
             reverse=True,

@@ -98,7 +98,6 @@ def _sum_add(partials: list[float], x: float) -> None:
 
 
 def _later(a: list[Any] | None, b: list[Any]) -> list[Any]:
-    """Of two records starting with ``(time, id)``, the later one."""
     return b if a is None or (b[0], b[1]) > (a[0], a[1]) else a
 
 
@@ -274,10 +273,4 @@ def strategy_value(strategy: Strategy) -> dict[str, Any]:
 
 def strategy_from_value(value: dict[str, Any]) -> Strategy:
     """A strategy definition read back (counts zero until outcomes are applied)."""
-    return Strategy(
-        name=value["name"],
-        description=value["description"],
-        conditions=value.get("conditions", ""),
-        procedure=value.get("procedure", ""),
-        created_at=datetime.fromisoformat(value["created_at"]),
-    )
+    return Strategy.model_validate(value)
