@@ -83,7 +83,7 @@ def tag_field(tag: str) -> str:
     return "tag_" + _TAG_SAFE.sub(lambda m: f"U{ord(m.group()):06X}", clean)
 
 
-def validate_episode(episode: Episode | dict[str, Any], now: datetime | None = None) -> Episode:
+def validate_episode(episode: Episode | dict[str, Any], now: datetime) -> Episode:
     """Return a validated copy of ``episode`` (an Episode or a dict of its fields).
 
     Args:
@@ -96,9 +96,7 @@ def validate_episode(episode: Episode | dict[str, Any], now: datetime | None = N
             text is not valid Unicode, or the stored episode would be over the
             one-record limit. Direct and queued recording both check here first.
     """
-    ep = validate_model(
-        Episode, episode, "episode", unset=None if now is None else {"created_at": now}
-    )
+    ep = validate_model(Episode, episode, "episode", unset={"created_at": now})
     check_stored_size(episode_to_value(ep), "episode")
     return ep
 

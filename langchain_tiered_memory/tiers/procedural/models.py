@@ -91,11 +91,7 @@ def wilson_lower_bound(successes: int, failures: int, z: float = 1.96) -> float:
 
 
 class Strategy(BaseModel):
-    """A learned behavioural pattern and its track record.
-
-    Counts are aggregated from append-only outcome events by
-    :class:`~langchain_tiered_memory.tiers.procedural.memory.ProceduralMemory`.
-    """
+    """A learned behavioural pattern and its track record (counted by ``ProceduralMemory``)."""
 
     model_config = ConfigDict(validate_assignment=True)
 
