@@ -258,10 +258,7 @@ class ConversationIndex:
         if topics is None:
             topics = extract_keywords([summary, *texts], max_topics=self.max_topics)
             source = "keywords"
-        try:
-            clean = normalize_tags(topics)[: self.max_topics]
-        except ValueError as exc:
-            raise InvalidInputError(str(exc)) from exc
+        clean = normalize_tags(topics)[: self.max_topics]
         now = self._args.now()
         times = [t for t in (_message_time(m) for m in messages) if t is not None]
         record = ConversationRecord(

@@ -154,10 +154,7 @@ def tag_filters(
     Raises:
         InvalidInputError: ``mode`` is neither ``"any"`` nor ``"all"``, or tags are malformed.
     """
-    try:
-        clean = normalize_tags(tags)
-    except ValueError as exc:
-        raise InvalidInputError(str(exc)) from exc
+    clean = normalize_tags(tags)
     if not clean:
         return [base]
     if mode == "all":
