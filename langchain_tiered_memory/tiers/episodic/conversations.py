@@ -168,14 +168,12 @@ def _message_text(message: Any) -> str:
 
 def _message_time(message: Any) -> datetime | None:
     raw = message.get("timestamp") if isinstance(message, dict) else None
-    if isinstance(raw, datetime):
-        return ensure_aware(raw)
     if isinstance(raw, str) and raw:
         try:
-            return ensure_aware(datetime.fromisoformat(raw))
+            raw = datetime.fromisoformat(raw)
         except ValueError:
             return None
-    return None
+    return ensure_aware(raw) if isinstance(raw, datetime) else None
 
 
 class ConversationIndex:
@@ -260,10 +258,7 @@ class ConversationIndex:
         if topics is None:
             topics = extract_keywords([summary, *texts], max_topics=self.max_topics)
             source = "keywords"
-        try:
-            clean = normalize_tags(topics)[: self.max_topics]
-        except ValueError as exc:
-            raise InvalidInputError(str(exc)) from exc
+        clean = normalize_tags(topics)[: self.max_topics]
         now = self._args.now()
         times = [t for t in (_message_time(m) for m in messages) if t is not None]
         record = ConversationRecord(

@@ -26,6 +26,7 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Sequence
+from contextlib import suppress
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -131,19 +132,6 @@ def _positive_int(value: Any, name: str) -> int:
     return value
 
 
-def _with_reflection(episode: Episode, reflection: Reflection) -> Episode:
-    return episode.model_copy(
-        update={
-            "reflection": reflection.to_text(),
-            "reflection_detail": reflection,
-            "reflection_status": ReflectionStatus.DONE,
-            "reflection_error": None,
-            "reflection_attempts": episode.reflection_attempts + 1,
-            "importance": reflection.importance,
-        }
-    )
-
-
 class EpisodicMemory(CountsAccess):
     """One scope's episodes in a ``BaseStore``, searchable by meaning and by time.
 
@@ -187,9 +175,6 @@ class EpisodicMemory(CountsAccess):
             records=self.namespace,
         )
 
-    def _now(self) -> datetime:
-        return self._args.now()
-
     # ------------------------------------------------------------------ plans
 
     def _put(self, episode: Episode) -> PutOp:
@@ -200,7 +185,7 @@ class EpisodicMemory(CountsAccess):
     def _record_plan(
         self, episode: Episode | dict[str, Any], reflector: EpisodeReflector | None
     ) -> Plan[Episode]:
-        ep = validate_episode(episode, self._now())
+        ep = validate_episode(episode, self._args.now())
         wants_reflection = reflector is not None and not ep.reflection.strip()
         if wants_reflection:
             ep = ep.model_copy(update={"reflection_status": ReflectionStatus.PENDING})
@@ -212,12 +197,12 @@ class EpisodicMemory(CountsAccess):
         return ep
 
     def _reflect_plan(self, episode: Episode, reflector: EpisodeReflector) -> Plan[Episode]:
+        attempts = episode.reflection_attempts + 1
         try:
             reflection: Reflection = yield Call(
                 lambda: reflector.reflect(episode), lambda: reflector.areflect(episode)
             )
         except Exception as exc:
-            attempts = episode.reflection_attempts + 1
             gave_up = attempts >= self.config.max_reflection_attempts
             status = ReflectionStatus.FAILED if gave_up else ReflectionStatus.PENDING
             logger.warning(
@@ -227,15 +212,19 @@ class EpisodicMemory(CountsAccess):
                 status.value,
                 exc,
             )
-            updated = episode.model_copy(
-                update={
-                    "reflection_status": status,
-                    "reflection_error": f"{type(exc).__name__}: {exc}",
-                    "reflection_attempts": attempts,
-                }
-            )
+            update: dict[str, Any] = {
+                "reflection_status": status,
+                "reflection_error": f"{type(exc).__name__}: {exc}",
+            }
         else:
-            updated = _with_reflection(episode, reflection)
+            update = {
+                "reflection": reflection.to_text(),
+                "reflection_detail": reflection,
+                "reflection_status": ReflectionStatus.DONE,
+                "reflection_error": None,
+                "importance": reflection.importance,
+            }
+        updated = episode.model_copy(update={**update, "reflection_attempts": attempts})
         yield StoreOps((self._put(updated),))
         return updated
 
@@ -262,17 +251,15 @@ class EpisodicMemory(CountsAccess):
         if not isinstance(query, str) or not query.strip():
             raise InvalidInputError(f"query is {query!r}: pass the situation to match, as text")
         top_k = _positive_int(top_k, "top_k")
-        now = self._now()
+        now = self._args.now()
         since = None
         if max_age_hours is not None:
             if not math.isfinite(max_age_hours) or max_age_hours <= 0:
                 raise InvalidInputError(
                     f"max_age_hours is {max_age_hours!r}: use a positive number of hours or None"
                 )
-            try:
+            with suppress(OverflowError):  # older than the calendar: no age limit at all
                 since = now - timedelta(hours=max_age_hours)
-            except OverflowError:  # older than the calendar: no age limit at all
-                since = None
         base = episode_filter(outcome=outcome, since=since, session_id=session_id)
         limit = max(top_k * self.config.candidate_multiplier, self.config.min_candidates)
         filters = tag_filters(base, tags, tag_mode)
@@ -289,24 +276,22 @@ class EpisodicMemory(CountsAccess):
                 "the store returned no similarity scores: it has no vector index. Create it "
                 "with index={'dims': ..., 'embed': ..., 'fields': ['text']}"
             )
-        scores = {key: item.score for key, item in best.items()}
-        episodes = [episode_from_value(item.value) for item in best.values()]
         ranked = rank_candidates(
-            episodes,
-            similarity=lambda e: scores[e.episode_id],
-            timestamp=lambda e: e.created_at,
-            importance=lambda e: e.importance,
+            [(episode_from_value(item.value), item.score) for item in best.values()],
+            similarity=lambda pair: pair[1],
+            timestamp=lambda pair: pair[0].created_at,
+            importance=lambda pair: pair[0].importance,
             now=now,
             config=self.config.ranking,
         )[:top_k]
-        touched = yield from self._access_plan([e for e, _ in ranked], bump=True)
+        touched = yield from self._access_plan([e for (e, _), _ in ranked], bump=True)
         return [ScoredEpisode(e, s) for e, (_, s) in zip(touched, ranked, strict=True)]
 
     def _recent_plan(
         self, limit: int, outcome: Outcome | str | None, session_id: str | None
     ) -> Plan[list[Episode]]:
         limit = _positive_int(limit, "limit")
-        now = self._now()
+        now = self._args.now()
         items: list[SearchItem] = []
         for hours in (*self.config.recent_windows_hours, None):
             since = None if hours is None else now - timedelta(hours=hours)

@@ -1,10 +1,8 @@
 """Records of episodic memory: episodes, their steps and outcomes, reflections.
 
-These are ``Outcome``, ``TrajectoryStep`` and ``Episode`` of the memory-architecture
-design this library implements, as pydantic models: ids are generated when
-not given, timestamps are timezone-aware, and
-bad values (an empty task, an unknown outcome, a negative duration) are
-rejected when the model is built (``pydantic.ValidationError``, a ``ValueError``).
+Pydantic models: ids are generated when not given, timestamps are timezone-aware, and bad
+values (an empty task, an unknown outcome, a negative duration) are rejected when the model
+is built (``pydantic.ValidationError``, a ``ValueError``).
 
 Examples:
     >>> ep = Episode(task_description="Deploy the API", outcome="success",
@@ -85,16 +83,19 @@ def normalize_tags(tags: Any) -> list[str]:
     """Strip, collapse whitespace, lower-case and de-duplicate tags (order kept).
 
     Raises:
-        ValueError: ``tags`` is a bare string or holds a non-string.
+        InvalidInputError: ``tags`` is a bare string or holds a non-string (a ``ValueError``,
+            so a model's validator reports it as a validation error).
     """
     if tags is None:
         return []
     if isinstance(tags, str):
-        raise ValueError(f"tags must be a list of strings, got the string {tags!r}: use [{tags!r}]")
+        raise InvalidInputError(
+            f"tags must be a list of strings, got the string {tags!r}: use [{tags!r}]"
+        )
     out: list[str] = []
     for tag in tags:
         if not isinstance(tag, str):
-            raise ValueError(f"tag {tag!r} is {type(tag).__name__}: tags must be strings")
+            raise InvalidInputError(f"tag {tag!r} is {type(tag).__name__}: tags must be strings")
         clean = " ".join(tag.split()).lower()
         if clean and clean not in out:
             out.append(clean)

@@ -83,7 +83,7 @@ def tag_field(tag: str) -> str:
     return "tag_" + _TAG_SAFE.sub(lambda m: f"U{ord(m.group()):06X}", clean)
 
 
-def validate_episode(episode: Episode | dict[str, Any], now: datetime | None = None) -> Episode:
+def validate_episode(episode: Episode | dict[str, Any], now: datetime) -> Episode:
     """Return a validated copy of ``episode`` (an Episode or a dict of its fields).
 
     Args:
@@ -96,9 +96,7 @@ def validate_episode(episode: Episode | dict[str, Any], now: datetime | None = N
             text is not valid Unicode, or the stored episode would be over the
             one-record limit. Direct and queued recording both check here first.
     """
-    ep = validate_model(
-        Episode, episode, "episode", unset=None if now is None else {"created_at": now}
-    )
+    ep = validate_model(Episode, episode, "episode", unset={"created_at": now})
     check_stored_size(episode_to_value(ep), "episode")
     return ep
 
@@ -133,12 +131,8 @@ def episode_filter(
     flt: dict[str, Any] = {}
     if outcome is not None:
         flt["outcome"] = {"$eq": parse_outcome(outcome).value}
-    if since is not None or until is not None:
-        window: dict[str, float] = {}
-        if since is not None:
-            window["$gte"] = to_epoch(since)
-        if until is not None:
-            window["$lte"] = to_epoch(until)
+    window = {op: to_epoch(t) for op, t in (("$gte", since), ("$lte", until)) if t is not None}
+    if window:
         flt["created_ts"] = window
     if session_id is not None:
         if not isinstance(session_id, str) or not session_id.strip():
@@ -160,10 +154,7 @@ def tag_filters(
     Raises:
         InvalidInputError: ``mode`` is neither ``"any"`` nor ``"all"``, or tags are malformed.
     """
-    try:
-        clean = normalize_tags(tags)
-    except ValueError as exc:
-        raise InvalidInputError(str(exc)) from exc
+    clean = normalize_tags(tags)
     if not clean:
         return [base]
     if mode == "all":

@@ -140,23 +140,16 @@ class EpisodeReflector:
     # ------------------------------------------------------------------ prompts
 
     def _trajectory_text(self, episode: Episode) -> str:
-        steps = list(enumerate(episode.trajectory, start=1))
-        if len(steps) > self.max_steps:
-            half = self.max_steps // 2
-            skipped = len(steps) - 2 * half
-            steps = [*steps[:half], (0, None), *steps[-half:]]  # type: ignore[list-item]
-        else:
-            skipped = 0
-        lines = []
         c = self.max_field_chars
-        for number, step in steps:
-            if step is None:
-                lines.append(f"... ({skipped} steps omitted) ...")
-                continue
-            lines.append(
-                f"Step {number}:\n  Thought: {_clip(step.thought, c)}\n"
-                f"  Action: {_clip(step.action, c)}\n  Result: {_clip(step.observation, c)}"
-            )
+        lines = [
+            f"Step {number}:\n  Thought: {_clip(step.thought, c)}\n"
+            f"  Action: {_clip(step.action, c)}\n  Result: {_clip(step.observation, c)}"
+            for number, step in enumerate(episode.trajectory, start=1)
+        ]
+        if len(lines) > self.max_steps:
+            half = self.max_steps // 2
+            skipped = f"... ({len(lines) - 2 * half} steps omitted) ..."
+            lines = [*lines[:half], skipped, *lines[-half:]]
         return "\n".join(lines) or "(no steps recorded)"
 
     def reflection_messages(self, episode: Episode) -> list[BaseMessage]:
@@ -190,8 +183,6 @@ class EpisodeReflector:
 
     @staticmethod
     def _parsed(result: Any, schema: type[M], what: str) -> M:
-        if isinstance(result, schema):
-            return result
         if isinstance(result, dict) and "parsed" in result and "raw" in result:
             result = result["parsed"]
         try:
@@ -202,20 +193,19 @@ class EpisodeReflector:
                 "use a model that supports structured output"
             ) from exc
 
-    def _structured(self, schema: type[BaseModel]) -> Any:
-        return self.llm.with_structured_output(schema)
-
     def _call(self, schema: type[M], messages: list[BaseMessage], what: str) -> M:
         with _model_failures(what):
+            model = self.llm.with_structured_output(schema)
             result = invoke_with_timeout(
-                self._structured(schema), messages, self.timeout, what=f"the model for {what}"
+                model, messages, self.timeout, what=f"the model for {what}"
             )
         return self._parsed(result, schema, what)
 
     async def _acall(self, schema: type[M], messages: list[BaseMessage], what: str) -> M:
         with _model_failures(what):
+            model = self.llm.with_structured_output(schema)
             result = await ainvoke_with_timeout(
-                self._structured(schema), messages, self.timeout, what=f"the model for {what}"
+                model, messages, self.timeout, what=f"the model for {what}"
             )
         return self._parsed(result, schema, what)
 

@@ -18,10 +18,9 @@ Examples:
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable
+from collections.abc import Hashable, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, replace
-from datetime import datetime
 from typing import Any, TypeVar
 
 from langgraph.store.base import BaseStore, GetOp, PutOp, SearchItem, SearchOp
@@ -177,9 +176,6 @@ class ProceduralMemory:
         self._kept_guidance: tuple[Hashable, list[ToolGuidance]] | None = None
         self._legacy_moved = False  # statistics of the earlier layout (see :mod:`.legacy`)
 
-    def _now(self) -> datetime:
-        return self._args.now()
-
     def _lock(self, namespace: tuple[str, ...], key: str) -> SlotLock:
         """The process-wide lock of one statistics record (held from its read to its write)."""
         return slot_lock(unwrap(self.store), namespace, key, "")
@@ -199,7 +195,6 @@ class ProceduralMemory:
             return run_plan(self.store, plan)
 
     async def _arun(self, plan: Plan[T], lock: SlotLock | None = None) -> T:
-        """Async twin of :meth:`_run`."""
         if not self._legacy_moved:
             async with self._lock(self.scope.namespace("procedural"), "legacy"):
                 await arun_plan(self.store, self._legacy_plan())
@@ -254,7 +249,7 @@ class ProceduralMemory:
                 "description": description,
                 "conditions": conditions,
                 "procedure": procedure,
-                "created_at": self._now(),
+                "created_at": self._args.now(),
             },
             "strategy",
         )
@@ -300,7 +295,7 @@ class ProceduralMemory:
                 f"strategy {name!r} is not registered: call register_strategy first"
             )
         counts = OutcomeCounts.from_value(None if counted is None else counted.value)
-        counts.add(self._now(), success)
+        counts.add(self._args.now(), success)
         yield StoreOps((PutOp(namespace, key, counts.to_value(key), index=False),))
         return counts.apply(strategy_from_value(item.value))
 
@@ -317,20 +312,18 @@ class ProceduralMemory:
         check_top_k(top_k)
         text = _context_text(context)
         items: list[SearchItem]
-        if text is None:
+        scores: Sequence[float | None]
+        if text is None:  # confidence alone
             items = yield from search_all(self.strategies_namespace, [None])
+            scores = [None] * len(items)
         else:
             limit = max(top_k * 4, 20)
-            (found,) = yield StoreOps((SearchOp(self.strategies_namespace, None, limit, 0, text),))
-            items = list(found)
-        strategies = yield from self._with_counts([strategy_from_value(i.value) for i in items])
-        if text is None:  # confidence alone
-            kept = [self._scored(s, None) for s in strategies]
-        else:
+            (items,) = yield StoreOps((SearchOp(self.strategies_namespace, None, limit, 0, text),))
             scores = relevance_scores([i.score for i in items], self.config.relevance_scale)
-            kept = [self._scored(s, r) for s, r in zip(strategies, scores, strict=True)]
-            kept = [s for s in kept if s.relevance >= min_relevance]
-        kept = [s for s in kept if s.confidence >= min_confidence]
+        strategies = yield from self._with_counts([strategy_from_value(i.value) for i in items])
+        floor = 0.0 if text is None else min_relevance
+        scored = (self._scored(s, r) for s, r in zip(strategies, scores, strict=True))
+        kept = [s for s in scored if s.confidence >= min_confidence and s.relevance >= floor]
         kept.sort(key=lambda s: (s.score, s.confidence), reverse=True)
         return kept[:top_k]
 
@@ -338,8 +331,7 @@ class ProceduralMemory:
 
     def _set_preference_plan(self, key: str, value: Any) -> Plan[None]:
         name = _name(key, "preference key")
-        now = self._now()
-        stored = {"key": name, "value": value, "updated_at": now.isoformat()}
+        stored = {"key": name, "value": value, "updated_at": self._args.now().isoformat()}
         yield StoreOps((PutOp(self.preferences_namespace, name, stored, index=False),))
 
     def _delete_preference_plan(self, key: str) -> Plan[None]:
@@ -351,11 +343,6 @@ class ProceduralMemory:
 
     # ------------------------------------------------------------------ plans: injection
 
-    def _needs_warning(self, g: ToolGuidance) -> bool:
-        c = self.config
-        frequent = g.failures >= c.warn_min_failures and g.failure_rate >= c.warn_failure_rate
-        return frequent or g.last_success is False
-
     def _injection_plan(self, context: str | None) -> Plan[str]:
         c = self.config
         scored = yield from self._applicable_plan(
@@ -365,7 +352,12 @@ class ProceduralMemory:
             s.strategy for s in scored if s.strategy.success_count >= c.inject_min_successes
         ][: c.max_injected_strategies]
         guidance = yield from self._all_guidance_plan()
-        warned = [g for g in guidance if self._needs_warning(g)]
+        warned = [
+            g
+            for g in guidance
+            if g.last_success is False
+            or (g.failures >= c.warn_min_failures and g.failure_rate >= c.warn_failure_rate)
+        ]
         warned.sort(
             key=lambda g: (g.last_success is False, to_epoch(g.last_used) if g.last_used else 0.0),
             reverse=True,
@@ -412,7 +404,9 @@ class ProceduralMemory:
 
     def _kept_guidance_plan(self) -> Plan[list[ToolGuidance]]:
         # The version is read before the records (when the driver starts the plan).
-        token = self._procedural_version()
+        token = None
+        if isinstance(self.store, NamespaceVersioned):
+            token = self.store.namespace_version(self.scope.namespace("procedural"))
         kept = self._kept_guidance  # one read: another thread may replace it meanwhile
         if token is not None and kept is not None and kept[0] == token:
             return [_copy_guidance(g) for g in kept[1]]
@@ -420,12 +414,6 @@ class ProceduralMemory:
         if token is not None:
             self._kept_guidance = (token, [_copy_guidance(g) for g in guidance])
         return guidance
-
-    def _procedural_version(self) -> Hashable | None:
-        """The store's version of this scope's procedural namespaces, if it keeps one."""
-        if not isinstance(self.store, NamespaceVersioned):
-            return None
-        return self.store.namespace_version(self.scope.namespace("procedural"))
 
     def register_strategy(
         self, name: str, description: str, conditions: str = "", procedure: str = ""

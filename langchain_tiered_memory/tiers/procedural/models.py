@@ -38,7 +38,6 @@ __all__ = [
 
 
 def _required_text(value: str, info: Any) -> str:
-    """A model validator: whitespace collapsed, refused if empty (naming the field)."""
     clean = " ".join(value.split())
     if not clean:
         raise ValueError(f"{info.field_name} is empty: pass a non-empty string")
@@ -73,7 +72,6 @@ class ToolUsageRecord(BaseModel):
     record_id: str = Field(default_factory=lambda: uuid.uuid4().hex, min_length=1)
 
     _required = field_validator("tool_name", mode="after")(_required_text)
-
     _redact_parameters = field_validator("parameters", mode="after")(redact_parameters)
     _redact_text = field_validator("error_message", "hint", "context", mode="after")(redact_text)
     _finite_time = field_validator("execution_time_ms", mode="after")(finite_field)
@@ -93,11 +91,7 @@ def wilson_lower_bound(successes: int, failures: int, z: float = 1.96) -> float:
 
 
 class Strategy(BaseModel):
-    """A learned behavioural pattern and its track record.
-
-    Counts are aggregated from append-only outcome events by
-    :class:`~langchain_tiered_memory.tiers.procedural.memory.ProceduralMemory`.
-    """
+    """A learned behavioural pattern and its track record (counted by ``ProceduralMemory``)."""
 
     model_config = ConfigDict(validate_assignment=True)
 

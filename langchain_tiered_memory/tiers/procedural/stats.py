@@ -73,10 +73,6 @@ def validate_tool_use(record: ToolUsageRecord | dict[str, Any]) -> ToolUsageReco
     return rec
 
 
-def _compact(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
-
-
 def _clip(text: str, limit: int = _MAX_TEXT) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
@@ -102,7 +98,6 @@ def _sum_add(partials: list[float], x: float) -> None:
 
 
 def _later(a: list[Any] | None, b: list[Any]) -> list[Any]:
-    """Of two records starting with ``(time, id)``, the later one."""
     return b if a is None or (b[0], b[1]) > (a[0], a[1]) else a
 
 
@@ -172,7 +167,8 @@ class ToolStats:
         one string far faster than from the nested tables.
         """
         stats = [getattr(self, name) for name in _STORED]
-        return {"tool_name": tool_name, "uses": self.uses, "stats": _compact(stats)}
+        text = json.dumps(stats, separators=(",", ":"), ensure_ascii=False)
+        return {"tool_name": tool_name, "uses": self.uses, "stats": text}
 
     @classmethod
     def from_value(cls, data: Mapping[str, Any] | None) -> ToolStats:
@@ -180,13 +176,8 @@ class ToolStats:
         stats = cls()
         if data is None:
             return stats
-        uses, successes, ms, last, failure, errors, params, recent = json.loads(data["stats"])
-        stats.uses, stats.successes = int(uses), int(successes)
-        stats.ms = [float(x) for x in ms]
-        stats.last, stats.last_failure = last, failure
-        stats.errors = {str(k): list(v) for k, v in errors.items()}
-        stats.params = {str(k): list(v) for k, v in params.items()}
-        stats.recent = [str(i) for i in recent]
+        for name, stored in zip(_STORED, json.loads(data["stats"]), strict=True):
+            setattr(stats, name, stored)
         return stats
 
     def patterns(self, min_frequency: float) -> list[str]:
@@ -282,10 +273,4 @@ def strategy_value(strategy: Strategy) -> dict[str, Any]:
 
 def strategy_from_value(value: dict[str, Any]) -> Strategy:
     """A strategy definition read back (counts zero until outcomes are applied)."""
-    return Strategy(
-        name=value["name"],
-        description=value["description"],
-        conditions=value.get("conditions", ""),
-        procedure=value.get("procedure", ""),
-        created_at=datetime.fromisoformat(value["created_at"]),
-    )
+    return Strategy.model_validate(value)

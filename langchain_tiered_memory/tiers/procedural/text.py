@@ -87,10 +87,6 @@ def redact_parameters(value: Any) -> Any:
     return value
 
 
-def _number(match: re.Match[str]) -> str:
-    return match.group() if _HTTP_STATUS.match(match.group()) else "<n>"
-
-
 def normalize_error(message: str) -> str:
     """A signature of ``message`` that groups recurring errors (see the module docstring)."""
     text = redact_text(message.strip())
@@ -100,6 +96,6 @@ def normalize_error(message: str) -> str:
     text = _IP.sub("<ip>", text)
     text = _HEX.sub("<hex>", text)
     text = _PATH.sub("<path>", text)
-    text = _NUMBER.sub(_number, text)
+    text = _NUMBER.sub(lambda m: m.group() if _HTTP_STATUS.match(m.group()) else "<n>", text)
     text = _SPACES.sub(" ", text).strip()
     return text[:_MAX_SIGNATURE]
