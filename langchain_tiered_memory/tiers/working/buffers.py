@@ -120,7 +120,7 @@ class WorkingBuffer(ABC):
     @property
     def total_tokens(self) -> int:
         """Tokens of every stored message, overhead included."""
-        return self._log.total_tokens()
+        return self._log.tokens
 
     def add(
         self,

@@ -61,8 +61,6 @@ CounterLike: TypeAlias = TokenCounter | Callable[[str], int]
 SUMMARY_MESSAGE_ID = "working-memory-summary"
 """Id of the system message that carries the running summary in a context."""
 
-SUMMARY_PREFIX = "Summary of earlier conversation:\n"
-
 
 class Priority(IntEnum):
     """How much a message matters when the budget is tight."""
@@ -158,10 +156,7 @@ def to_messages(values: Iterable[MessageLike]) -> list[BaseMessage]:
 
 def summary_message(summary: str) -> SystemMessage:
     """The system message that carries a running summary into a context."""
-    return SystemMessage(SUMMARY_PREFIX + summary, id=SUMMARY_MESSAGE_ID)
-
-
-GroupKind = Literal["system", "chat", "tools", "summary"]
+    return SystemMessage("Summary of earlier conversation:\n" + summary, id=SUMMARY_MESSAGE_ID)
 
 
 @dataclass(slots=True)
@@ -184,7 +179,7 @@ class Group:
     messages: list[BaseMessage]
     tokens: list[int]
     priority: Priority
-    kind: GroupKind
+    kind: Literal["system", "chat", "tools", "summary"]
     pending: set[str] = field(default_factory=set)
     orphan: bool = False
     trimmed: bool = False
@@ -198,11 +193,6 @@ class Group:
     def complete(self) -> bool:
         """Safe to send to a chat API: no unanswered tool call, no orphan tool result."""
         return not self.pending and not self.orphan
-
-    @property
-    def is_system(self) -> bool:
-        """A system message or the running summary (kept before the conversation)."""
-        return self.kind in ("system", "summary")
 
 
 class MessageTokenCache:
@@ -311,7 +301,7 @@ class MessageLog:
 
     def _append(self, group: Group) -> None:
         self.groups.append(group)
-        if group.is_system:
+        if group.kind == "system":
             self.systems.append(group)
         else:
             self.chat.append(group)
@@ -325,10 +315,6 @@ class MessageLog:
     def messages(self) -> list[BaseMessage]:
         """Every stored message, in order."""
         return [m for g in self.groups for m in g.messages]
-
-    def total_tokens(self) -> int:
-        """Tokens of every stored message (no reply priming); kept as a running sum."""
-        return self.tokens
 
     def rebuilt(self, groups: Iterable[Group]) -> MessageLog:
         """A new log holding the messages of ``groups`` (cached counts reused, none recounted)."""
