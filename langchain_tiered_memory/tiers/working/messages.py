@@ -45,7 +45,6 @@ __all__ = [
     "as_priority",
     "as_token_counter",
     "check_max_tokens",
-    "default_priority",
     "summary_message",
     "to_message",
     "to_messages",
@@ -89,15 +88,6 @@ def as_priority(value: Priority | int | str) -> Priority:
         raise InvalidInputError(
             f"unknown priority {value!r}: use one of {[p.name for p in Priority]}"
         ) from exc
-
-
-def default_priority(message: BaseMessage) -> Priority:
-    """The priority a message gets when none is given: system CRITICAL, tool HIGH, else MEDIUM."""
-    if message.type == "system":
-        return Priority.CRITICAL
-    if message.type == "tool" or (isinstance(message, AIMessage) and message.tool_calls):
-        return Priority.HIGH
-    return Priority.MEDIUM
 
 
 def as_token_counter(counter: CounterLike | None) -> TokenCounter:
@@ -270,7 +260,9 @@ class MessageLog:
     ) -> None:
         """Append one message (its tokens are counted here unless given)."""
         count = self._count(message) if tokens is None else tokens
-        prio = default_priority(message) if priority is None else priority
+        calls = message.tool_calls if isinstance(message, AIMessage) else []
+        if priority is None:  # system messages are CRITICAL below
+            priority = Priority.HIGH if message.type == "tool" or calls else Priority.MEDIUM
         position = self.size
         self.size += 1
         self.tokens += count
@@ -281,23 +273,22 @@ class MessageLog:
                 last.messages.append(message)
                 last.tokens.append(count)
                 last.pending.discard(call_id)
-                if prio > last.priority:
+                if priority > last.priority:
                     # The open group is the newest of its bucket: move it up a level.
                     self.by_priority[last.priority].pop()
-                    last.priority = prio
-                    self.by_priority[prio].append(last)
+                    last.priority = priority
+                    self.by_priority[priority].append(last)
                 return
-            self._append(Group(position, [message], [count], prio, "chat", orphan=True))
+            self._append(Group(position, [message], [count], priority, "chat", orphan=True))
             return
         if message.type == "system":
             self._append(Group(position, [message], [count], Priority.CRITICAL, "system"))
             return
-        calls = message.tool_calls if isinstance(message, AIMessage) else []
         if calls:
             pending = {str(c.get("id") or "") for c in calls}
-            self._append(Group(position, [message], [count], prio, "tools", pending=pending))
+            self._append(Group(position, [message], [count], priority, "tools", pending=pending))
             return
-        self._append(Group(position, [message], [count], prio, "chat"))
+        self._append(Group(position, [message], [count], priority, "chat"))
 
     def _append(self, group: Group) -> None:
         self.groups.append(group)
