@@ -310,9 +310,8 @@ class _Filler:
 
     def finish(self, total: int) -> ContextLayout:
         self._record("output_reserve")
-        order = ("system_prompt", "running_summary", "retrieved_memories", "recent_messages")
         return ContextLayout(
-            messages=[m for name in (*order, "current_query") for m in self.parts.get(name, [])],
+            messages=[m for name in SECTIONS for m in self.parts[name]],
             sections={name: self.usage[name] for name in SECTIONS},
             tokens=total - self.carry,
             max_output_tokens=self.carry,
