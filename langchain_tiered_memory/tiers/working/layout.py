@@ -306,7 +306,7 @@ class _Filler:
         used = selection.tokens - REPLY_PRIMING_TOKENS
         kept = len(selection.messages)
         trimmed = selection.trimmed > 0
-        self._record("recent_messages", used, selection.messages, len(log) - kept, trimmed)
+        self._record("recent_messages", used, selection.messages, log.size - kept, trimmed)
 
     def finish(self, total: int) -> ContextLayout:
         self._record("output_reserve")

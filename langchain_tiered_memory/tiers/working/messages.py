@@ -249,9 +249,6 @@ class MessageLog:
         self.size = 0
         self.tokens = 0
 
-    def __len__(self) -> int:
-        return self.size
-
     def add(
         self,
         message: BaseMessage,
