@@ -111,11 +111,10 @@ def _validate_turns(turns: Sequence[TurnInput]) -> list[ConversationTurn]:
     return checked
 
 
-def _check_query(query: Any, top_k: Any) -> str:
+def _check_query(query: Any, top_k: Any) -> None:
     if not isinstance(query, str) or not query.strip():
         raise InvalidInputError(f"query is {query!r}: pass the question to find turns for")
     check_top_k(top_k)
-    return query
 
 
 def _merge(
