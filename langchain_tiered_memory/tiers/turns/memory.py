@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any
 
 from langgraph.store.base import BaseStore, GetOp, PutOp, SearchOp
@@ -110,11 +111,10 @@ def _validate_turns(turns: Sequence[TurnInput]) -> list[ConversationTurn]:
     return checked
 
 
-def _check_query(query: Any, top_k: Any) -> str:
+def _check_query(query: Any, top_k: Any) -> None:
     if not isinstance(query, str) or not query.strip():
         raise InvalidInputError(f"query is {query!r}: pass the question to find turns for")
     check_top_k(top_k)
-    return query
 
 
 def _merge(
@@ -246,20 +246,17 @@ class ConversationTurns:
         centre, unit = candidate_spread([s for _, s in fused])
         if cfg.neighbour_boost:
             near = _neighbours(turns)
-            boosted = _centred(
-                fused, centre, lambda c: apply_neighbour_boost(c, near, cfg.neighbour_boost)
-            )
-            fused = _note(boosted, fused, scores, "neighbour")
+            boost = partial(apply_neighbour_boost, neighbours=near, weight=cfg.neighbour_boost)
+            fused = _boost(fused, scores, "neighbour", boost, centre)
         if cfg.session_boost:
             sessions = {k: t.session_id for k, t in turns.items()}
-            boosted = _centred(
-                fused, centre, lambda c: apply_session_boost(c, sessions, cfg.session_boost)
-            )
-            fused = _note(boosted, fused, scores, "session")
+            boost = partial(apply_session_boost, sessions=sessions, weight=cfg.session_boost)
+            fused = _boost(fused, scores, "session", boost, centre)
         if cfg.speaker_boost:
             speakers = {k: t.speaker for k, t in turns.items()}
-            boosted = apply_speaker_boost(fused, speakers, query, cfg.speaker_boost * unit)
-            fused = _note(boosted, fused, scores, "speaker")
+            weight = cfg.speaker_boost * unit
+            boost = partial(apply_speaker_boost, speakers=speakers, query=query, weight=weight)
+            fused = _boost(fused, scores, "speaker", boost)
         return [TurnHit(turns[k], scores[k]) for k, _ in fused[:top_k]]
 
     # -- public API ----------------------------------------------------------------
@@ -309,27 +306,17 @@ class ConversationTurns:
         return await arun_plan(self.store, self._search_plan(query, top_k))
 
 
-def _centred(
+def _boost(
     fused: list[tuple[str, float]],
-    centre: float,
-    boost: Callable[[list[tuple[str, float]]], list[tuple[str, float]]],
-) -> list[tuple[str, float]]:
-    """Run a boost that lends positive scores on scores relative to the candidates' mean."""
-    boosted = boost([(k, s - centre) for k, s in fused])
-    return [(k, s + centre) for k, s in boosted]
-
-
-def _note(
-    boosted: list[tuple[str, float]],
-    before: list[tuple[str, float]],
     scores: dict[str, TurnScore],
     part: str,
+    boost: Callable[[list[tuple[str, float]]], list[tuple[str, float]]],
+    centre: float = 0.0,
 ) -> list[tuple[str, float]]:
-    """Record what a boost added to each candidate's score under ``part``."""
-    prior = dict(before)
+    """Run ``boost`` on the scores less ``centre``; record what it added under ``part``."""
+    boosted = [(k, s + centre) for k, s in boost([(k, s - centre) for k, s in fused])]
+    prior = dict(fused)
     for key, score in boosted:
-        added = score - prior[key]
-        if added:
-            current = scores[key]
-            scores[key] = replace(current, **{part: getattr(current, part) + added})
+        if added := score - prior[key]:
+            scores[key] = replace(scores[key], **{part: getattr(scores[key], part) + added})
     return boosted

@@ -225,8 +225,7 @@ class TurnScore:
     @property
     def total(self) -> float:
         """The score the turns are ranked by, in ``[0, 1]`` like the store's scores."""
-        boosted = self.fused + self.neighbour + self.session + self.speaker
-        return boosted / self.scale
+        return (self.fused + self.neighbour + self.session + self.speaker) / self.scale
 
 
 @dataclass(frozen=True)

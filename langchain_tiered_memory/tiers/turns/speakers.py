@@ -14,15 +14,12 @@ Examples:
 from __future__ import annotations
 
 import re
-from collections.abc import Hashable, Iterable, Mapping, Sequence
-from typing import TypeVar
+from collections.abc import Iterable, Mapping, Sequence
 
 from langchain_tiered_memory.text import STOPWORDS, words
-from langchain_tiered_memory.tiers.turns.rerank import check_boost_weight, resort
+from langchain_tiered_memory.tiers.turns.rerank import K, check_boost_weight, resort
 
 __all__ = ["apply_speaker_boost", "name_tokens", "named_speakers"]
-
-K = TypeVar("K", bound=Hashable)
 
 _POSSESSIVE = re.compile("'s?$")
 

@@ -110,7 +110,7 @@ class WorkingBuffer(ABC):
         self._log = MessageLog(self.counter)
 
     def __len__(self) -> int:
-        return len(self._log)
+        return self._log.size
 
     @property
     def messages(self) -> list[BaseMessage]:
@@ -120,7 +120,7 @@ class WorkingBuffer(ABC):
     @property
     def total_tokens(self) -> int:
         """Tokens of every stored message, overhead included."""
-        return self._log.total_tokens()
+        return self._log.tokens
 
     def add(
         self,
@@ -228,7 +228,7 @@ class WorkingBuffer(ABC):
             tokens=selection.tokens,
             max_tokens=self.max_tokens,
             kept=kept,
-            dropped=len(self._log) - kept,
+            dropped=self._log.size - kept,
             trimmed=selection.trimmed,
             invalid=selection.invalid,
             **info,

@@ -49,7 +49,7 @@ from langchain_tiered_memory.tiers.working.messages import (
     summary_message,
     to_messages,
 )
-from langchain_tiered_memory.tiers.working.select import Selection, select_groups
+from langchain_tiered_memory.tiers.working.select import select_groups
 from langchain_tiered_memory.tiers.working.summary import Summarizer, SummaryOutcome
 from langchain_tiered_memory.tiers.working.window import (
     CompressionPlan,
@@ -206,7 +206,11 @@ class WorkingMemoryNode:
             if self.output == "llm_input_messages" and last_id:
                 update["summarized_through"] = last_id
             update["summary_status"], update["summary_error"] = "ok", ""
-        selection = self._select(log, summary)
+        group = self._summary_group(summary, log)
+        systems = [*log.systems, group] if group else log.systems
+        selection = select_groups(
+            systems, reversed(log.chat), self.max_tokens, self.counter, contiguous=True
+        )
         update[self.summary_key] = summary
         if self.output == "llm_input_messages":
             update["llm_input_messages"] = selection.messages
@@ -216,13 +220,6 @@ class WorkingMemoryNode:
         else:
             update["messages"] = [RemoveMessage(id=REMOVE_ALL_MESSAGES), *selection.messages]
         return update
-
-    def _select(self, log: MessageLog, summary: str) -> Selection:
-        group = self._summary_group(summary, log)
-        systems = [*log.systems, group] if group else log.systems
-        return select_groups(
-            systems, reversed(log.chat), self.max_tokens, self.counter, contiguous=True
-        )
 
     # Sync and async twins --------------------------------------------------
 

@@ -232,12 +232,23 @@ class _Filler:
         self.parts: dict[str, list[BaseMessage]] = {}
 
     def _record(
-        self, name: str, used: int, messages: list[BaseMessage], dropped: int, trimmed: bool
+        self,
+        name: str,
+        used: int = 0,
+        messages: Sequence[BaseMessage] = (),
+        dropped: int = 0,
+        trimmed: bool = False,
     ) -> None:
         available = self.alloc[name] + self.carry
         self.usage[name] = SectionUsage(name, self.alloc[name], available, used, dropped, trimmed)
-        self.parts[name] = messages
+        self.parts[name] = list(messages)
         self.carry = available - used
+
+    def _record_fit(self, name: str, fitted: Group | None, dropped: int) -> None:
+        if fitted is None:
+            self._record(name, dropped=dropped)
+        else:
+            self._record(name, fitted.total, fitted.messages, dropped, fitted.trimmed)
 
     def _room(self, name: str) -> int:
         return max(0, self.alloc[name] + self.carry)
@@ -248,17 +259,11 @@ class _Filler:
 
     def text(self, name: str, value: Any, make: Any) -> None:
         if value is None or value == "":
-            self._record(name, 0, [], 0, False)
+            self._record(name)
             return
-        if isinstance(value, BaseMessage):
-            message = value
-        else:
-            message = make(value) if isinstance(value, str) else to_message(value)
+        message = make(value) if isinstance(value, str) else to_message(value)
         fitted = self._fit_one(message, self._room(name))
-        if fitted is None:
-            self._record(name, 0, [], 1, False)
-            return
-        self._record(name, fitted.total, fitted.messages, 0, fitted.trimmed)
+        self._record_fit(name, fitted, 1 if fitted is None else 0)
 
     def memories(self, memories: str | Sequence[str]) -> None:
         items = [memories] if isinstance(memories, str) else [m for m in memories if m]
@@ -275,14 +280,11 @@ class _Filler:
             lines.append(item)
             if candidate.trimmed:
                 break
-        used = fitted.total if fitted else 0
-        messages = fitted.messages if fitted else []
-        trimmed = bool(fitted and fitted.trimmed)
-        self._record("retrieved_memories", used, messages, len(items) - len(lines), trimmed)
+        self._record_fit("retrieved_memories", fitted, len(items) - len(lines))
 
     def tools(self, tools: Sequence[Any]) -> None:
         if not tools:
-            self._record("tool_definitions", 0, [], 0, False)
+            self._record("tool_definitions")
             return
         schemas = [t if isinstance(t, dict) else convert_to_openai_tool(t) for t in tools]
         used = self.counter.count(json.dumps(schemas, sort_keys=True, ensure_ascii=False))
@@ -292,7 +294,7 @@ class _Filler:
                 f"tool definitions cost {used} tokens but only {room} are available: raise "
                 "tool_definitions (or total), or bind fewer tools"
             )
-        self._record("tool_definitions", used, [], 0, False)
+        self._record("tool_definitions", used)
 
     def recent(self, messages: Sequence[MessageLike]) -> None:
         log = MessageLog(self.counter)
@@ -304,20 +306,14 @@ class _Filler:
         used = selection.tokens - REPLY_PRIMING_TOKENS
         kept = len(selection.messages)
         trimmed = selection.trimmed > 0
-        self._record("recent_messages", used, selection.messages, len(log) - kept, trimmed)
+        self._record("recent_messages", used, selection.messages, log.size - kept, trimmed)
 
     def finish(self, total: int) -> ContextLayout:
-        output_available = self.alloc["output_reserve"] + self.carry
-        self.usage["output_reserve"] = SectionUsage(
-            "output_reserve", self.alloc["output_reserve"], output_available, 0
-        )
-        order = ("system_prompt", "running_summary", "retrieved_memories", "recent_messages")
-        messages = [m for name in (*order, "current_query") for m in self.parts.get(name, [])]
-        sections = {name: self.usage[name] for name in SECTIONS}
+        self._record("output_reserve")
         return ContextLayout(
-            messages=messages,
-            sections=sections,
-            tokens=total - output_available,
-            max_output_tokens=output_available,
+            messages=[m for name in SECTIONS for m in self.parts[name]],
+            sections={name: self.usage[name] for name in SECTIONS},
+            tokens=total - self.carry,
+            max_output_tokens=self.carry,
             total=total,
         )

@@ -45,7 +45,6 @@ __all__ = [
     "as_priority",
     "as_token_counter",
     "check_max_tokens",
-    "default_priority",
     "summary_message",
     "to_message",
     "to_messages",
@@ -60,8 +59,6 @@ CounterLike: TypeAlias = TokenCounter | Callable[[str], int]
 
 SUMMARY_MESSAGE_ID = "working-memory-summary"
 """Id of the system message that carries the running summary in a context."""
-
-SUMMARY_PREFIX = "Summary of earlier conversation:\n"
 
 
 class Priority(IntEnum):
@@ -91,15 +88,6 @@ def as_priority(value: Priority | int | str) -> Priority:
         raise InvalidInputError(
             f"unknown priority {value!r}: use one of {[p.name for p in Priority]}"
         ) from exc
-
-
-def default_priority(message: BaseMessage) -> Priority:
-    """The priority a message gets when none is given: system CRITICAL, tool HIGH, else MEDIUM."""
-    if message.type == "system":
-        return Priority.CRITICAL
-    if message.type == "tool" or (isinstance(message, AIMessage) and message.tool_calls):
-        return Priority.HIGH
-    return Priority.MEDIUM
 
 
 def as_token_counter(counter: CounterLike | None) -> TokenCounter:
@@ -158,10 +146,7 @@ def to_messages(values: Iterable[MessageLike]) -> list[BaseMessage]:
 
 def summary_message(summary: str) -> SystemMessage:
     """The system message that carries a running summary into a context."""
-    return SystemMessage(SUMMARY_PREFIX + summary, id=SUMMARY_MESSAGE_ID)
-
-
-GroupKind = Literal["system", "chat", "tools", "summary"]
+    return SystemMessage("Summary of earlier conversation:\n" + summary, id=SUMMARY_MESSAGE_ID)
 
 
 @dataclass(slots=True)
@@ -184,7 +169,7 @@ class Group:
     messages: list[BaseMessage]
     tokens: list[int]
     priority: Priority
-    kind: GroupKind
+    kind: Literal["system", "chat", "tools", "summary"]
     pending: set[str] = field(default_factory=set)
     orphan: bool = False
     trimmed: bool = False
@@ -198,11 +183,6 @@ class Group:
     def complete(self) -> bool:
         """Safe to send to a chat API: no unanswered tool call, no orphan tool result."""
         return not self.pending and not self.orphan
-
-    @property
-    def is_system(self) -> bool:
-        """A system message or the running summary (kept before the conversation)."""
-        return self.kind in ("system", "summary")
 
 
 class MessageTokenCache:
@@ -269,9 +249,6 @@ class MessageLog:
         self.size = 0
         self.tokens = 0
 
-    def __len__(self) -> int:
-        return self.size
-
     def add(
         self,
         message: BaseMessage,
@@ -280,7 +257,9 @@ class MessageLog:
     ) -> None:
         """Append one message (its tokens are counted here unless given)."""
         count = self._count(message) if tokens is None else tokens
-        prio = default_priority(message) if priority is None else priority
+        calls = message.tool_calls if isinstance(message, AIMessage) else []
+        if priority is None:  # system messages are CRITICAL below
+            priority = Priority.HIGH if message.type == "tool" or calls else Priority.MEDIUM
         position = self.size
         self.size += 1
         self.tokens += count
@@ -291,27 +270,26 @@ class MessageLog:
                 last.messages.append(message)
                 last.tokens.append(count)
                 last.pending.discard(call_id)
-                if prio > last.priority:
+                if priority > last.priority:
                     # The open group is the newest of its bucket: move it up a level.
                     self.by_priority[last.priority].pop()
-                    last.priority = prio
-                    self.by_priority[prio].append(last)
+                    last.priority = priority
+                    self.by_priority[priority].append(last)
                 return
-            self._append(Group(position, [message], [count], prio, "chat", orphan=True))
+            self._append(Group(position, [message], [count], priority, "chat", orphan=True))
             return
         if message.type == "system":
             self._append(Group(position, [message], [count], Priority.CRITICAL, "system"))
             return
-        calls = message.tool_calls if isinstance(message, AIMessage) else []
         if calls:
             pending = {str(c.get("id") or "") for c in calls}
-            self._append(Group(position, [message], [count], prio, "tools", pending=pending))
+            self._append(Group(position, [message], [count], priority, "tools", pending=pending))
             return
-        self._append(Group(position, [message], [count], prio, "chat"))
+        self._append(Group(position, [message], [count], priority, "chat"))
 
     def _append(self, group: Group) -> None:
         self.groups.append(group)
-        if group.is_system:
+        if group.kind == "system":
             self.systems.append(group)
         else:
             self.chat.append(group)
@@ -325,10 +303,6 @@ class MessageLog:
     def messages(self) -> list[BaseMessage]:
         """Every stored message, in order."""
         return [m for g in self.groups for m in g.messages]
-
-    def total_tokens(self) -> int:
-        """Tokens of every stored message (no reply priming); kept as a running sum."""
-        return self.tokens
 
     def rebuilt(self, groups: Iterable[Group]) -> MessageLog:
         """A new log holding the messages of ``groups`` (cached counts reused, none recounted)."""

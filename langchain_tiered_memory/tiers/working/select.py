@@ -137,19 +137,15 @@ def select_groups(
         if not group.complete:
             invalid += len(group.messages)
             continue
+        fitted = group if group.total <= room else None
         if not pinned:
             pinned = True
             fitted = trim_group(group, room, counter)
-            if fitted is not None:
-                kept.append(fitted)
-                room -= fitted.total
-                trimmed += _cut(group, fitted)
-                continue
-        elif group.total <= room:
-            kept.append(group)
-            room -= group.total
-            continue
-        if contiguous:
+        if fitted is not None:
+            kept.append(fitted)
+            room -= fitted.total
+            trimmed += _cut(group, fitted)
+        elif contiguous:
             break
     kept.sort(key=_order_key)
     return Selection(kept, max_tokens - room, trimmed, invalid)

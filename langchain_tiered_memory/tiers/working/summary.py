@@ -1,6 +1,6 @@
 """Progressive summarisation of older messages by any LangChain chat model.
 
-:func:`summary_plan` yields prompts and receives replies; the sync and async
+One generator yields prompts and receives replies; the sync and async
 :class:`Summarizer` methods only run it. It asks for an updated summary (the transcript
 cut to fit ``max_prompt_tokens``), asks once to shorten a reply longer than
 ``max_summary_tokens``, and truncates it if still too long.
@@ -41,7 +41,6 @@ __all__ = [
     "build_summary_prompt",
     "parse_summary",
     "render_transcript",
-    "summary_plan",
 ]
 
 SUMMARY_INSTRUCTIONS = (
@@ -151,35 +150,6 @@ def parse_summary(reply: BaseMessage) -> str:
     return text
 
 
-def summary_plan(
-    previous_summary: str,
-    messages: Sequence[BaseMessage],
-    *,
-    counter: TokenCounter,
-    max_summary_tokens: int,
-    max_prompt_tokens: int,
-) -> Plan:
-    """The summarisation steps as a generator (yield a prompt, receive the reply)."""
-    reply = yield build_summary_prompt(
-        previous_summary,
-        messages,
-        counter=counter,
-        max_summary_tokens=max_summary_tokens,
-        max_prompt_tokens=max_prompt_tokens,
-    )
-    text = parse_summary(reply)
-    tokens = counter.count(text)
-    if tokens <= max_summary_tokens:
-        return SummaryOutcome(text, tokens, "as_is", 1)
-    reply = yield build_shorten_prompt(text, max_summary_tokens=max_summary_tokens)
-    shorter = parse_summary(reply)
-    shorter_tokens = counter.count(shorter)
-    if shorter_tokens <= max_summary_tokens:
-        return SummaryOutcome(shorter, shorter_tokens, "shortened", 2)
-    cut = counter.truncate(min(text, shorter, key=counter.count), max_summary_tokens)
-    return SummaryOutcome(cut, counter.count(cut), "truncated", 2)
-
-
 class Summarizer:
     """Turns a previous summary plus new messages into an updated, budgeted summary.
 
@@ -223,13 +193,26 @@ class Summarizer:
         self.timeout = check_timeout(timeout)
 
     def _plan(self, previous_summary: str, messages: Sequence[BaseMessage]) -> Plan:
-        return summary_plan(
+        """The summarisation steps as a generator (yield a prompt, receive the reply)."""
+        limit, counter = self.max_summary_tokens, self.counter
+        reply = yield build_summary_prompt(
             previous_summary,
             messages,
-            counter=self.counter,
-            max_summary_tokens=self.max_summary_tokens,
+            counter=counter,
+            max_summary_tokens=limit,
             max_prompt_tokens=self.max_prompt_tokens,
         )
+        text = parse_summary(reply)
+        tokens = counter.count(text)
+        if tokens <= limit:
+            return SummaryOutcome(text, tokens, "as_is", 1)
+        reply = yield build_shorten_prompt(text, max_summary_tokens=limit)
+        shorter = parse_summary(reply)
+        shorter_tokens = counter.count(shorter)
+        if shorter_tokens <= limit:
+            return SummaryOutcome(shorter, shorter_tokens, "shortened", 2)
+        cut = counter.truncate(min(text, shorter, key=counter.count), limit)
+        return SummaryOutcome(cut, counter.count(cut), "truncated", 2)
 
     def _timeout_error(self) -> SummarizationTimeoutError:
         return SummarizationTimeoutError(

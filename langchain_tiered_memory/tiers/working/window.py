@@ -78,7 +78,7 @@ def plan_compression(
 
     Whole groups are kept, so a tool call stays with its results; system messages never go.
     """
-    if REPLY_PRIMING_TOKENS + log.total_tokens() + summary_tokens <= trigger_tokens:
+    if REPLY_PRIMING_TOKENS + log.tokens + summary_tokens <= trigger_tokens:
         return None
     kept_messages = 0
     cut = len(log.chat)
