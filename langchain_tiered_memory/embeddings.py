@@ -149,20 +149,6 @@ def pool_and_normalize(hidden: FloatArray, mask: IntArray, pooling: Pooling = "m
     return unit
 
 
-def _check_texts(texts: Sequence[str]) -> None:
-    if isinstance(texts, str):
-        raise InvalidInputError(
-            "embed_documents takes a list of strings, got one string: wrap it in a list "
-            "or call embed_query"
-        )
-    for position, text in enumerate(texts):
-        if not isinstance(text, str):
-            raise InvalidInputError(
-                f"text {position} is {type(text).__name__}, not str: pass only strings "
-                "(convert or drop the others first)"
-            )
-
-
 # --------------------------------------------------------------------------- loading
 
 
@@ -398,7 +384,17 @@ class LocalEmbeddings(BaseModel, Embeddings):
         await run_in_executor(None, self.load)
 
     def _embed(self, texts: Sequence[str]) -> list[list[float]]:
-        _check_texts(texts)
+        if isinstance(texts, str):
+            raise InvalidInputError(
+                "embed_documents takes a list of strings, got one string: wrap it in a list "
+                "or call embed_query"
+            )
+        for position, text in enumerate(texts):
+            if not isinstance(text, str):
+                raise InvalidInputError(
+                    f"text {position} is {type(text).__name__}, not str: pass only strings "
+                    "(convert or drop the others first)"
+                )
         if not texts:
             return []
         model, tokenizer = self._load()

@@ -42,13 +42,6 @@ STALENESS_BUCKETS: tuple[tuple[str, float], ...] = (
 )
 
 
-def _bucket(days: float) -> str:
-    for name, limit in STALENESS_BUCKETS:
-        if days < limit:
-            return name
-    return STALENESS_BUCKETS[-1][0]
-
-
 def _parse(value: Any) -> datetime | None:
     try:
         return ensure_aware(datetime.fromisoformat(value)) if isinstance(value, str) else None
@@ -121,7 +114,7 @@ class StatsScan:
             confirmed = _parse(value.get("last_confirmed"))
             if confirmed is not None:
                 days = (self.now - confirmed).total_seconds() / 86400.0
-                self.staleness[_bucket(days)] += 1
+                self.staleness[next(n for n, limit in STALENESS_BUCKETS if days < limit)] += 1
 
     def result(self, writeback: WriteBackStats | None, errors: Mapping[str, int]) -> dict[str, Any]:
         """The figures as the dict :meth:`TieredMemory.stats` returns.

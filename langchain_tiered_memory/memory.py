@@ -417,15 +417,14 @@ class TieredMemory:
         with self._lock:
             for scope in [s for s in self._users if s.user_id == uid]:
                 del self._users[scope]
-        clear_embedding_cache(self.embeddings, *_index_embeddings(self.store))
+        config = getattr(self.store, "index_config", None)  # the embeddings of the store's index
+        index = config.get("embed") if isinstance(config, dict) else None
+        clear_embedding_cache(self.embeddings, index, getattr(self.store, "embeddings", None))
         now = self.clock()
         # On a store that purges, the marker stays (at "purge") until the purge is done.
         purging = isinstance(self.store, Purging)
         last = erasure_marker(uid, "purge", now) if purging else erasure_done(uid)
         return [deletion_record(uid, now, count), last]
-
-    def _purges(self, purge: bool) -> bool:
-        return purge and isinstance(self.store, Purging)
 
     def forget_user(self, user_id: str, *, purge: bool = True) -> int:
         """Delete every record of a user across tiers, agents, trash, audit and outbox.
@@ -474,8 +473,8 @@ class TieredMemory:
                 for start in range(0, len(ops), _DELETE_CHUNK):
                     self.store.batch(ops[start : start + _DELETE_CHUNK])
             self.store.batch(self._forget_finish(uid, len(ops)))
-            if self._purges(purge):
-                self.store.purge_deleted()  # type: ignore[attr-defined]
+            if purge and isinstance(self.store, Purging):
+                self.store.purge_deleted()
                 self.store.batch([erasure_done(uid)])
         return len(ops)
 
@@ -496,8 +495,8 @@ class TieredMemory:
                 for start in range(0, len(ops), _DELETE_CHUNK):
                     await self.store.abatch(ops[start : start + _DELETE_CHUNK])
             await self.store.abatch(self._forget_finish(uid, len(ops)))
-            if self._purges(purge):
-                await self.store.apurge_deleted()  # type: ignore[attr-defined]
+            if purge and isinstance(self.store, Purging):
+                await self.store.apurge_deleted()
                 await self.store.abatch([erasure_done(uid)])
         return len(ops)
 
@@ -678,13 +677,6 @@ def _store_options(
             f"unknown store option {', '.join(unknown)}: use one of {', '.join(sorted(accepted))}"
         )
     return options
-
-
-def _index_embeddings(store: BaseStore) -> list[Any]:
-    """The embeddings behind a store's vector index (``index_config["embed"]``), if any."""
-    config = getattr(store, "index_config", None)
-    found = [config.get("embed")] if isinstance(config, dict) else []
-    return [*found, getattr(store, "embeddings", None)]
 
 
 def _user_labels(namespaces: Iterable[tuple[str, ...]]) -> list[str]:

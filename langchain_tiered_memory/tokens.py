@@ -186,19 +186,6 @@ def message_text(message: BaseMessage) -> str:
     return "".join(parts)
 
 
-def _message_extras(message: BaseMessage) -> str:
-    """Text that a chat API also bills for a message besides its content."""
-    extras: list[str] = [message.type]
-    # isinstance first: a missing attribute on a pydantic message is ~100x slower to probe.
-    if isinstance(message, AIMessage) and message.tool_calls:
-        for call in message.tool_calls:
-            extras.append(call.get("name", ""))
-            extras.append(json.dumps(call.get("args", {}), sort_keys=True, ensure_ascii=False))
-    elif isinstance(message, ToolMessage) and message.tool_call_id:
-        extras.append(str(message.tool_call_id))
-    return " ".join(extras)
-
-
 @dataclass
 class TokenCounter:
     """Counts tokens of text and chat messages with a real tiktoken encoding.
@@ -238,8 +225,17 @@ class TokenCounter:
 
     def count_message(self, message: BaseMessage) -> int:
         """Tokens one message costs in a chat request, overhead included."""
+        # Besides the content, a chat API bills the role and any tool-call names and arguments.
+        extras: list[str] = [message.type]
+        # isinstance first: a missing attribute on a pydantic message is ~100x slower to probe.
+        if isinstance(message, AIMessage) and message.tool_calls:
+            for call in message.tool_calls:
+                extras.append(call.get("name", ""))
+                extras.append(json.dumps(call.get("args", {}), sort_keys=True, ensure_ascii=False))
+        elif isinstance(message, ToolMessage) and message.tool_call_id:
+            extras.append(str(message.tool_call_id))
         total = MESSAGE_OVERHEAD_TOKENS + self.count(message_text(message))
-        total += self.count(_message_extras(message))
+        total += self.count(" ".join(extras))
         if message.name:
             total += NAME_OVERHEAD_TOKENS + self.count(message.name)
         return total

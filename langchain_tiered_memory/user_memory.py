@@ -120,10 +120,6 @@ class UserMemory:
         )
 
     @property
-    def _facts_ns(self) -> tuple[str, ...]:
-        return self.scope.namespace("semantic", "facts")
-
-    @property
     def user_id(self) -> str:
         """The (normalised) user id."""
         return self.scope.user_id
@@ -331,12 +327,9 @@ class UserMemory:
         hits = self._forget_targets(
             query, self.semantic.semantic_search(query, top_k=limit), min_overlap
         )
-        forgotten = []
-        for hit in hits:
-            ns, key = self._facts_ns, hit.fact.fact_id
-            if self.trash.soft_delete(ns, key, reason=f"user asked to forget: {query}"):
-                forgotten.append(_fact_to_item(hit))
-        return ForgetResult(forgotten)
+        ns, why = self.scope.namespace("semantic", "facts"), f"user asked to forget: {query}"
+        gone = [h for h in hits if self.trash.soft_delete(ns, h.fact.fact_id, reason=why)]
+        return ForgetResult([_fact_to_item(h) for h in gone])
 
     async def aforget(
         self, query: str, *, min_overlap: float = 0.5, limit: int = 3
@@ -346,12 +339,9 @@ class UserMemory:
         hits = self._forget_targets(
             query, await self.semantic.asemantic_search(query, top_k=limit), min_overlap
         )
-        forgotten = []
-        for hit in hits:
-            ns, key = self._facts_ns, hit.fact.fact_id
-            if await self.trash.asoft_delete(ns, key, reason=f"user asked to forget: {query}"):
-                forgotten.append(_fact_to_item(hit))
-        return ForgetResult(forgotten)
+        ns, why = self.scope.namespace("semantic", "facts"), f"user asked to forget: {query}"
+        gone = [h for h in hits if await self.trash.asoft_delete(ns, h.fact.fact_id, reason=why)]
+        return ForgetResult([_fact_to_item(h) for h in gone])
 
 
 def _fact_to_item(hit: Any) -> MemoryItem:
