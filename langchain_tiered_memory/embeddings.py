@@ -7,9 +7,7 @@ package (``_data/minilm/tokenizer.json``); both are checked by sha256 before
 use, so nothing is downloaded and a damaged install fails loudly. The recipe
 is sentence-transformers' own: truncation at 256 tokens, mean pooling over the
 attention mask, then L2 normalisation (cosine similarity is a dot product).
-
-Texts run in length-sorted padded batches of ``batch_size``; vectors come back
-in input order. Session and tokenizer load on first use, cached per process.
+Session and tokenizer load on first use, cached per process.
 
 Examples:
     >>> from langchain_tiered_memory.embeddings import LocalEmbeddings

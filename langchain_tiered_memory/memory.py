@@ -616,11 +616,7 @@ class TieredMemory:
 
 
 def _memory_dir(path: Any) -> Path:
-    """The memory directory ``TieredMemory.open`` was given, checked and created.
-
-    Raises:
-        MemoryPathError: Not a path, empty, an existing file, or not creatable.
-    """
+    """The memory directory ``TieredMemory.open`` was given, checked and created."""
     if not isinstance(path, (str, os.PathLike)):
         raise MemoryPathError(
             f"path must be a directory path (str or os.PathLike), got {type(path).__name__} "

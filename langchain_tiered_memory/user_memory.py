@@ -308,8 +308,7 @@ class UserMemory:
 
     @staticmethod
     def _forget_targets(query: str, hits: list[Any], min_overlap: float) -> list[Any]:
-        if not isinstance(query, str) or not query.strip():
-            raise InvalidInputError("forget needs a non-empty description of what to forget")
+        # The search before this has refused a query that is not a non-blank string.
         return [
             h for h in hits if h.fact is not None and word_overlap(query, h.text) >= min_overlap
         ]

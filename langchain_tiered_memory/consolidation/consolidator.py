@@ -1,13 +1,9 @@
 """Consolidation: extract, learn, merge, forget, in one resumable pass over one user's memory.
 
-The steps (see ``docs/concepts/consolidation.md``): extract facts from new episodes
-through the semantic tier's write path, citing the episode; learn tool statistics
-from their ``tool_call: <name>`` steps (each step counted once); merge near-duplicate
-current facts of an entity; forget what the :class:`ForgettingPolicy` says, as
-audited soft deletes (pinned memories never); purge the trash after the grace
-period. Episodes whose ``context`` says ``facts_extracted`` or ``tool_uses_recorded``
-(the agent did it at write-back) skip that step. A cursor saved after every episode
-lets an interrupted pass resume; each run's record feeds :meth:`TieredMemory.stats`.
+The steps are those of ``docs/concepts/consolidation.md``. Episodes whose ``context``
+says ``facts_extracted`` or ``tool_uses_recorded`` (the agent did it at write-back)
+skip that step. A cursor saved after every episode lets an interrupted pass resume;
+each run's record feeds :meth:`TieredMemory.stats`.
 
 Examples:
     >>> from langgraph.store.memory import InMemoryStore

@@ -118,15 +118,14 @@ class ForgettingPolicy:
         """Reason to forget an episode, or ``None`` to keep it."""
         if pinned:
             return None
-        age = _days(now, created_at)
         if outcome == "success" and has_reflection:
-            limit = self.max_episode_age_days * self.successful_reflected_factor
-            return f"reflected success older than {limit:g} days" if age > limit else None
-        if outcome == "abandoned":
-            limit = self.abandoned_episode_days
-            return f"abandoned episode older than {limit:g} days" if age > limit else None
-        limit = self.max_episode_age_days
-        return f"{outcome} episode older than {limit:g} days" if age > limit else None
+            factor = self.successful_reflected_factor
+            what, limit = "reflected success", self.max_episode_age_days * factor
+        elif outcome == "abandoned":
+            what, limit = "abandoned episode", self.abandoned_episode_days
+        else:
+            what, limit = f"{outcome} episode", self.max_episode_age_days
+        return f"{what} older than {limit:g} days" if _days(now, created_at) > limit else None
 
     def fact_verdict(
         self,
