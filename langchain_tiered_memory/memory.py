@@ -31,6 +31,7 @@ from langgraph.store.base import BaseStore, PutOp
 from langchain_tiered_memory.assembly.assembler import AssemblyConfig
 from langchain_tiered_memory.consolidation.policy import ForgettingPolicy
 from langchain_tiered_memory.embedding_cache import CachedEmbeddings, clear_embedding_cache
+from langchain_tiered_memory.embeddings import LocalEmbeddings
 from langchain_tiered_memory.erasure import (
     DELETIONS_NAMESPACE,
     ERASURES_NAMESPACE,
@@ -49,7 +50,9 @@ from langchain_tiered_memory.export_import import (
     read_records,
     write_records,
 )
+from langchain_tiered_memory.health import acompute_stats, compute_stats
 from langchain_tiered_memory.runtime import MemoryRuntime
+from langchain_tiered_memory.stores import QdrantMemoryStore
 from langchain_tiered_memory.stores.abilities import Closable, Purging
 from langchain_tiered_memory.stores.serialized import thread_safe
 from langchain_tiered_memory.tiers.common.access import access_counts, asave_access, save_access
@@ -66,6 +69,7 @@ from langchain_tiered_memory.tiers.turns.models import LEXICAL_FIELD, TurnsConfi
 from langchain_tiered_memory.tokens import TokenCounter
 from langchain_tiered_memory.types import utcnow
 from langchain_tiered_memory.user_memory import UserMemory
+from langchain_tiered_memory.writeback.handlers import register_memory_handlers
 from langchain_tiered_memory.writeback.writer import DurableMemoryWriter
 
 __all__ = ["DELETIONS_NAMESPACE", "TieredMemory"]
@@ -219,15 +223,9 @@ class TieredMemory:
             ConfigurationError: ``store_options`` names an unknown option or one
                 that ``open`` sets itself.
         """
-        from langchain_tiered_memory.stores import QdrantMemoryStore
-
         options = _store_options(store_options, QdrantMemoryStore.embedded)
         root = _memory_dir(path)
-        if embeddings is None:
-            from langchain_tiered_memory.embeddings import LocalEmbeddings
-
-            embeddings = LocalEmbeddings.default()
-        cached = CachedEmbeddings(embeddings)
+        cached = CachedEmbeddings(LocalEmbeddings.default() if embeddings is None else embeddings)
         dims = len(cached.embed_query("dimension probe"))
         store = QdrantMemoryStore.embedded(
             root / "store",
@@ -247,8 +245,6 @@ class TieredMemory:
         memory.runtime.lifecycle.path = str(root)
         try:
             if writer is not None:
-                from langchain_tiered_memory.writeback.handlers import register_memory_handlers
-
                 register_memory_handlers(writer, memory.for_user)
                 writer.start()
             memory.resume_erasures()
@@ -542,15 +538,11 @@ class TieredMemory:
         A full scan of the store: meant for dashboards and the CLI, not the hot path.
         """
         self._check_open("stats")
-        from langchain_tiered_memory.health import compute_stats
-
         return compute_stats(self.runtime)
 
     async def astats(self) -> dict[str, Any]:
         """Async twin of :meth:`stats`."""
         self._check_open("astats")
-        from langchain_tiered_memory.health import acompute_stats
-
         return await acompute_stats(self.runtime)
 
     # -- lifecycle -------------------------------------------------------------------

@@ -21,6 +21,7 @@ from functools import partial
 from typing import Any
 
 from langchain_tiered_memory.assembly.assembler import ContextAssembler
+from langchain_tiered_memory.assembly.convert import fact_item
 from langchain_tiered_memory.assembly.items import MemoryContext, MemoryItem
 from langchain_tiered_memory.consolidation.consolidator import (
     ConsolidationReport,
@@ -344,8 +345,6 @@ class UserMemory:
 
 
 def _fact_to_item(hit: Any) -> MemoryItem:
-    from langchain_tiered_memory.assembly.convert import fact_item
-
     return fact_item(hit.fact, section="knowledge", score=hit.score or 0.0, breakdown={})
 
 
