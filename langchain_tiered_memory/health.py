@@ -1,9 +1,7 @@
 """Operational health figures: sizes, growth, staleness, consolidation, write-back.
 
-One scan of the store folds every item into a :class:`StatsScan` (sizes per
-user and tier, growth, the share of memories ever retrieved, the staleness of
-current facts, consolidation runs, forgetting counts); :func:`compute_stats`
-and :func:`acompute_stats` differ only in their store calls.
+One scan of the store folds every item into a :class:`StatsScan`;
+:func:`compute_stats` and :func:`acompute_stats` differ only in their store calls.
 
 Examples:
     >>> from langgraph.store.memory import InMemoryStore

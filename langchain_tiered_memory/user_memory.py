@@ -1,7 +1,4 @@
-"""One user's memory: every tier scoped to that user, and the context assembler.
-
-Obtained from :meth:`TieredMemory.for_user`; every read and write made through
-it is scoped to that user (and agent, if one was given).
+"""One user's memory (from :meth:`TieredMemory.for_user`): every tier scoped to that user.
 
 Examples:
     >>> from langchain_tiered_memory import TieredMemory

@@ -1,10 +1,7 @@
 """What to forget: the forgetting policy.
 
 Pure decisions, no I/O: each ``*_verdict`` returns the reason to forget a
-memory, or ``None`` to keep it. Pinned memories are never forgotten. The size
-cap forgets the lowest-value memories first, where value mixes recency,
-access frequency and importance (by default with the weights of the
-memory-architecture design this library implements).
+memory, or ``None`` to keep it; pinned memories are never forgotten.
 
 Examples:
     >>> from datetime import datetime, timedelta, timezone
