@@ -346,10 +346,8 @@ class LocalEmbeddings(BaseModel, Embeddings):
         """Vector size: 384 for the bundled model (known without loading it)."""
         if self.model_path is None:
             return DEFAULT_DIMS
-        model = self._load()[0]
-        if model.dims is not None:
-            return model.dims
-        return len(self.embed_query(""))
+        dims = self._load()[0].dims
+        return dims if dims is not None else len(self.embed_query(""))
 
     def _load(self) -> tuple[_OnnxModel, Tokenizer]:
         """Load (once) and return the session and tokenizer; safe from many threads."""

@@ -254,8 +254,7 @@ class TokenCounter:
             return ""
         if self.count(text) <= max_tokens:
             return text
-        marker_tokens = self.count(marker)
-        room = max_tokens - marker_tokens
+        room = max_tokens - self.count(marker)
         if room <= 0:
             return ""
         if self.count_text is None:
