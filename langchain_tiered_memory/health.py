@@ -1,9 +1,7 @@
 """Operational health figures: sizes, growth, staleness, consolidation, write-back.
 
-One scan of the store folds every item into a :class:`StatsScan` (sizes per
-user and tier, growth, the share of memories ever retrieved, the staleness of
-current facts, consolidation runs, forgetting counts); :func:`compute_stats`
-and :func:`acompute_stats` differ only in their store calls.
+One scan of the store folds every item into a :class:`StatsScan`;
+:func:`compute_stats` and :func:`acompute_stats` differ only in their store calls.
 
 Examples:
     >>> from langgraph.store.memory import InMemoryStore
@@ -40,13 +38,6 @@ STALENESS_BUCKETS: tuple[tuple[str, float], ...] = (
     ("30-90d", 90.0),
     (">=90d", float("inf")),
 )
-
-
-def _bucket(days: float) -> str:
-    for name, limit in STALENESS_BUCKETS:
-        if days < limit:
-            return name
-    return STALENESS_BUCKETS[-1][0]
 
 
 def _parse(value: Any) -> datetime | None:
@@ -121,7 +112,7 @@ class StatsScan:
             confirmed = _parse(value.get("last_confirmed"))
             if confirmed is not None:
                 days = (self.now - confirmed).total_seconds() / 86400.0
-                self.staleness[_bucket(days)] += 1
+                self.staleness[next(n for n, limit in STALENESS_BUCKETS if days < limit)] += 1
 
     def result(self, writeback: WriteBackStats | None, errors: Mapping[str, int]) -> dict[str, Any]:
         """The figures as the dict :meth:`TieredMemory.stats` returns.

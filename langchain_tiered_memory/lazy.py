@@ -19,6 +19,7 @@ Examples:
 from __future__ import annotations
 
 import ast
+import functools
 import importlib
 import sys
 from collections.abc import Callable, Mapping
@@ -54,14 +55,12 @@ def lazy_exports(
     Returns:
         ``(__getattr__, __dir__)`` to assign in the package's ``__init__``.
     """
-    found: dict[str, Mapping[str, str]] = {}
 
+    @functools.cache
     def names() -> Mapping[str, str]:
         if exports is not None:
             return exports
-        if not found:
-            found["map"] = type_checking_imports(str(sys.modules[package].__file__))
-        return found["map"]
+        return type_checking_imports(str(sys.modules[package].__file__))
 
     def getattr_(name: str) -> Any:
         module = names().get(name)

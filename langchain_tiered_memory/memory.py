@@ -31,6 +31,7 @@ from langgraph.store.base import BaseStore, PutOp
 from langchain_tiered_memory.assembly.assembler import AssemblyConfig
 from langchain_tiered_memory.consolidation.policy import ForgettingPolicy
 from langchain_tiered_memory.embedding_cache import CachedEmbeddings, clear_embedding_cache
+from langchain_tiered_memory.embeddings import LocalEmbeddings
 from langchain_tiered_memory.erasure import (
     DELETIONS_NAMESPACE,
     ERASURES_NAMESPACE,
@@ -49,7 +50,9 @@ from langchain_tiered_memory.export_import import (
     read_records,
     write_records,
 )
+from langchain_tiered_memory.health import acompute_stats, compute_stats
 from langchain_tiered_memory.runtime import MemoryRuntime
+from langchain_tiered_memory.stores import QdrantMemoryStore
 from langchain_tiered_memory.stores.abilities import Closable, Purging
 from langchain_tiered_memory.stores.serialized import thread_safe
 from langchain_tiered_memory.tiers.common.access import access_counts, asave_access, save_access
@@ -66,6 +69,7 @@ from langchain_tiered_memory.tiers.turns.models import LEXICAL_FIELD, TurnsConfi
 from langchain_tiered_memory.tokens import TokenCounter
 from langchain_tiered_memory.types import utcnow
 from langchain_tiered_memory.user_memory import UserMemory
+from langchain_tiered_memory.writeback.handlers import register_memory_handlers
 from langchain_tiered_memory.writeback.writer import DurableMemoryWriter
 
 __all__ = ["DELETIONS_NAMESPACE", "TieredMemory"]
@@ -219,15 +223,9 @@ class TieredMemory:
             ConfigurationError: ``store_options`` names an unknown option or one
                 that ``open`` sets itself.
         """
-        from langchain_tiered_memory.stores import QdrantMemoryStore
-
         options = _store_options(store_options, QdrantMemoryStore.embedded)
         root = _memory_dir(path)
-        if embeddings is None:
-            from langchain_tiered_memory.embeddings import LocalEmbeddings
-
-            embeddings = LocalEmbeddings.default()
-        cached = CachedEmbeddings(embeddings)
+        cached = CachedEmbeddings(LocalEmbeddings.default() if embeddings is None else embeddings)
         dims = len(cached.embed_query("dimension probe"))
         store = QdrantMemoryStore.embedded(
             root / "store",
@@ -247,8 +245,6 @@ class TieredMemory:
         memory.runtime.lifecycle.path = str(root)
         try:
             if writer is not None:
-                from langchain_tiered_memory.writeback.handlers import register_memory_handlers
-
                 register_memory_handlers(writer, memory.for_user)
                 writer.start()
             memory.resume_erasures()
@@ -417,15 +413,14 @@ class TieredMemory:
         with self._lock:
             for scope in [s for s in self._users if s.user_id == uid]:
                 del self._users[scope]
-        clear_embedding_cache(self.embeddings, *_index_embeddings(self.store))
+        config = getattr(self.store, "index_config", None)  # the embeddings of the store's index
+        index = config.get("embed") if isinstance(config, dict) else None
+        clear_embedding_cache(self.embeddings, index, getattr(self.store, "embeddings", None))
         now = self.clock()
         # On a store that purges, the marker stays (at "purge") until the purge is done.
         purging = isinstance(self.store, Purging)
         last = erasure_marker(uid, "purge", now) if purging else erasure_done(uid)
         return [deletion_record(uid, now, count), last]
-
-    def _purges(self, purge: bool) -> bool:
-        return purge and isinstance(self.store, Purging)
 
     def forget_user(self, user_id: str, *, purge: bool = True) -> int:
         """Delete every record of a user across tiers, agents, trash, audit and outbox.
@@ -474,8 +469,8 @@ class TieredMemory:
                 for start in range(0, len(ops), _DELETE_CHUNK):
                     self.store.batch(ops[start : start + _DELETE_CHUNK])
             self.store.batch(self._forget_finish(uid, len(ops)))
-            if self._purges(purge):
-                self.store.purge_deleted()  # type: ignore[attr-defined]
+            if purge and isinstance(self.store, Purging):
+                self.store.purge_deleted()
                 self.store.batch([erasure_done(uid)])
         return len(ops)
 
@@ -496,8 +491,8 @@ class TieredMemory:
                 for start in range(0, len(ops), _DELETE_CHUNK):
                     await self.store.abatch(ops[start : start + _DELETE_CHUNK])
             await self.store.abatch(self._forget_finish(uid, len(ops)))
-            if self._purges(purge):
-                await self.store.apurge_deleted()  # type: ignore[attr-defined]
+            if purge and isinstance(self.store, Purging):
+                await self.store.apurge_deleted()
                 await self.store.abatch([erasure_done(uid)])
         return len(ops)
 
@@ -543,15 +538,11 @@ class TieredMemory:
         A full scan of the store: meant for dashboards and the CLI, not the hot path.
         """
         self._check_open("stats")
-        from langchain_tiered_memory.health import compute_stats
-
         return compute_stats(self.runtime)
 
     async def astats(self) -> dict[str, Any]:
         """Async twin of :meth:`stats`."""
         self._check_open("astats")
-        from langchain_tiered_memory.health import acompute_stats
-
         return await acompute_stats(self.runtime)
 
     # -- lifecycle -------------------------------------------------------------------
@@ -617,11 +608,7 @@ class TieredMemory:
 
 
 def _memory_dir(path: Any) -> Path:
-    """The memory directory ``TieredMemory.open`` was given, checked and created.
-
-    Raises:
-        MemoryPathError: Not a path, empty, an existing file, or not creatable.
-    """
+    """The memory directory ``TieredMemory.open`` was given, checked and created."""
     if not isinstance(path, (str, os.PathLike)):
         raise MemoryPathError(
             f"path must be a directory path (str or os.PathLike), got {type(path).__name__} "
@@ -678,13 +665,6 @@ def _store_options(
             f"unknown store option {', '.join(unknown)}: use one of {', '.join(sorted(accepted))}"
         )
     return options
-
-
-def _index_embeddings(store: BaseStore) -> list[Any]:
-    """The embeddings behind a store's vector index (``index_config["embed"]``), if any."""
-    config = getattr(store, "index_config", None)
-    found = [config.get("embed")] if isinstance(config, dict) else []
-    return [*found, getattr(store, "embeddings", None)]
 
 
 def _user_labels(namespaces: Iterable[tuple[str, ...]]) -> list[str]:

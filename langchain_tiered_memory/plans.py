@@ -64,12 +64,11 @@ def run_plan(plan: Plan[T], execute: Callable[[Any], Any], *, handled: Handled =
     """
     step = _advance(plan, None, None)
     while not isinstance(step, _Done):
-        result: Any = None
         error: BaseException | None = None
         try:
             result = execute(step)
         except handled as exc:  # raised inside the plan, which decides
-            error = exc
+            result, error = None, exc
         step = _advance(plan, result, error)
     value: T = step.value
     return value
@@ -81,12 +80,11 @@ async def arun_plan(
     """Async :func:`run_plan`: ``execute`` is awaited."""
     step = _advance(plan, None, None)
     while not isinstance(step, _Done):
-        result: Any = None
         error: BaseException | None = None
         try:
             result = await execute(step)
         except handled as exc:  # raised inside the plan, which decides
-            error = exc
+            result, error = None, exc
         step = _advance(plan, result, error)
     value: T = step.value
     return value

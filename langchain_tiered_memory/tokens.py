@@ -20,6 +20,7 @@ Examples:
 from __future__ import annotations
 
 import base64
+import bisect
 import functools
 import gzip
 import hashlib
@@ -113,26 +114,17 @@ def _rank_file_bytes(name: str) -> bytes:
     return data
 
 
-def _parse_ranks(data: bytes) -> dict[bytes, int]:
-    ranks: dict[bytes, int] = {}
-    for line in data.splitlines():
-        if line:
-            token, rank = line.split()
-            ranks[base64.b64decode(token)] = int(rank)
-    return ranks
-
-
 _ENCODING_LOCK = threading.Lock()
 
 
 @functools.cache
 def _build_encoding(name: str) -> tiktoken.Encoding:
-    spec = _SPECS[name]
+    fields = iter(_rank_file_bytes(name).split())  # raises first for an unknown name
     return tiktoken.Encoding(
         name=name,
-        pat_str=spec["pat_str"],
-        mergeable_ranks=_parse_ranks(_rank_file_bytes(name)),
-        special_tokens=dict(spec["special_tokens"]),
+        pat_str=_SPECS[name]["pat_str"],
+        mergeable_ranks={base64.b64decode(t): int(r) for t, r in zip(fields, fields, strict=True)},
+        special_tokens=dict(_SPECS[name]["special_tokens"]),
     )
 
 
@@ -145,8 +137,6 @@ def get_encoding(name: str = DEFAULT_ENCODING) -> tiktoken.Encoding:
     Raises:
         ConfigurationError: Unknown encoding, or the bundled rank file is damaged.
     """
-    if name not in _SPECS:
-        _rank_file_bytes(name)  # raises the ConfigurationError with the fix
     with _ENCODING_LOCK:
         return _build_encoding(name)
 
@@ -196,19 +186,6 @@ def message_text(message: BaseMessage) -> str:
     return "".join(parts)
 
 
-def _message_extras(message: BaseMessage) -> str:
-    """Text that a chat API also bills for a message besides its content."""
-    extras: list[str] = [message.type]
-    # isinstance first: a missing attribute on a pydantic message is ~100x slower to probe.
-    if isinstance(message, AIMessage) and message.tool_calls:
-        for call in message.tool_calls:
-            extras.append(call.get("name", ""))
-            extras.append(json.dumps(call.get("args", {}), sort_keys=True, ensure_ascii=False))
-    elif isinstance(message, ToolMessage) and message.tool_call_id:
-        extras.append(str(message.tool_call_id))
-    return " ".join(extras)
-
-
 @dataclass
 class TokenCounter:
     """Counts tokens of text and chat messages with a real tiktoken encoding.
@@ -248,8 +225,17 @@ class TokenCounter:
 
     def count_message(self, message: BaseMessage) -> int:
         """Tokens one message costs in a chat request, overhead included."""
+        # Besides the content, a chat API bills the role and any tool-call names and arguments.
+        extras: list[str] = [message.type]
+        # isinstance first: a missing attribute on a pydantic message is ~100x slower to probe.
+        if isinstance(message, AIMessage) and message.tool_calls:
+            for call in message.tool_calls:
+                extras.append(call.get("name", ""))
+                extras.append(json.dumps(call.get("args", {}), sort_keys=True, ensure_ascii=False))
+        elif isinstance(message, ToolMessage) and message.tool_call_id:
+            extras.append(str(message.tool_call_id))
         total = MESSAGE_OVERHEAD_TOKENS + self.count(message_text(message))
-        total += self.count(_message_extras(message))
+        total += self.count(" ".join(extras))
         if message.name:
             total += NAME_OVERHEAD_TOKENS + self.count(message.name)
         return total
@@ -268,24 +254,17 @@ class TokenCounter:
             return ""
         if self.count(text) <= max_tokens:
             return text
-        marker_tokens = self.count(marker)
-        room = max_tokens - marker_tokens
+        room = max_tokens - self.count(marker)
         if room <= 0:
             return ""
         if self.count_text is None:
             enc = get_encoding(self.encoding)
-            ids = enc.encode(text, disallowed_special=())[:room]
-            cut = enc.decode(ids)
-        else:
-            # Binary search on characters for a foreign counter.
-            lo, hi = 0, len(text)
-            while lo < hi:
-                mid = (lo + hi + 1) // 2
-                if self.count(text[:mid]) <= room:
-                    lo = mid
-                else:
-                    hi = mid - 1
-            cut = text[:lo]
+            cut = enc.decode(enc.encode(text, disallowed_special=())[:room])
+        else:  # binary search on characters for a foreign counter
+            fits = bisect.bisect_right(
+                range(1, len(text) + 1), room, key=lambda n: self.count(text[:n])
+            )
+            cut = text[:fits]
         result = cut + marker
         # Decoding can merge bytes into a longer token sequence; back off until it fits.
         while cut and self.count(result) > max_tokens:

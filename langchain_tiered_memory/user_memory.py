@@ -1,7 +1,4 @@
-"""One user's memory: every tier scoped to that user, and the context assembler.
-
-Obtained from :meth:`TieredMemory.for_user`; every read and write made through
-it is scoped to that user (and agent, if one was given).
+"""One user's memory (from :meth:`TieredMemory.for_user`): every tier scoped to that user.
 
 Examples:
     >>> from langchain_tiered_memory import TieredMemory
@@ -21,6 +18,7 @@ from functools import partial
 from typing import Any
 
 from langchain_tiered_memory.assembly.assembler import ContextAssembler
+from langchain_tiered_memory.assembly.convert import fact_item
 from langchain_tiered_memory.assembly.items import MemoryContext, MemoryItem
 from langchain_tiered_memory.consolidation.consolidator import (
     ConsolidationReport,
@@ -118,10 +116,6 @@ class UserMemory:
             on_error=lambda name, exc: runtime.record_error(f"retrieval.{name}", exc),
             turns=self.turns,
         )
-
-    @property
-    def _facts_ns(self) -> tuple[str, ...]:
-        return self.scope.namespace("semantic", "facts")
 
     @property
     def user_id(self) -> str:
@@ -312,8 +306,7 @@ class UserMemory:
 
     @staticmethod
     def _forget_targets(query: str, hits: list[Any], min_overlap: float) -> list[Any]:
-        if not isinstance(query, str) or not query.strip():
-            raise InvalidInputError("forget needs a non-empty description of what to forget")
+        # The search before this has refused a query that is not a non-blank string.
         return [
             h for h in hits if h.fact is not None and word_overlap(query, h.text) >= min_overlap
         ]
@@ -331,12 +324,9 @@ class UserMemory:
         hits = self._forget_targets(
             query, self.semantic.semantic_search(query, top_k=limit), min_overlap
         )
-        forgotten = []
-        for hit in hits:
-            ns, key = self._facts_ns, hit.fact.fact_id
-            if self.trash.soft_delete(ns, key, reason=f"user asked to forget: {query}"):
-                forgotten.append(_fact_to_item(hit))
-        return ForgetResult(forgotten)
+        ns, why = self.scope.namespace("semantic", "facts"), f"user asked to forget: {query}"
+        gone = [h for h in hits if self.trash.soft_delete(ns, h.fact.fact_id, reason=why)]
+        return ForgetResult([_fact_to_item(h) for h in gone])
 
     async def aforget(
         self, query: str, *, min_overlap: float = 0.5, limit: int = 3
@@ -346,17 +336,12 @@ class UserMemory:
         hits = self._forget_targets(
             query, await self.semantic.asemantic_search(query, top_k=limit), min_overlap
         )
-        forgotten = []
-        for hit in hits:
-            ns, key = self._facts_ns, hit.fact.fact_id
-            if await self.trash.asoft_delete(ns, key, reason=f"user asked to forget: {query}"):
-                forgotten.append(_fact_to_item(hit))
-        return ForgetResult(forgotten)
+        ns, why = self.scope.namespace("semantic", "facts"), f"user asked to forget: {query}"
+        gone = [h for h in hits if await self.trash.asoft_delete(ns, h.fact.fact_id, reason=why)]
+        return ForgetResult([_fact_to_item(h) for h in gone])
 
 
 def _fact_to_item(hit: Any) -> MemoryItem:
-    from langchain_tiered_memory.assembly.convert import fact_item
-
     return fact_item(hit.fact, section="knowledge", score=hit.score or 0.0, breakdown={})
 
 

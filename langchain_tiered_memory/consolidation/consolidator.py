@@ -1,13 +1,9 @@
 """Consolidation: extract, learn, merge, forget, in one resumable pass over one user's memory.
 
-The steps (see ``docs/concepts/consolidation.md``): extract facts from new episodes
-through the semantic tier's write path, citing the episode; learn tool statistics
-from their ``tool_call: <name>`` steps (each step counted once); merge near-duplicate
-current facts of an entity; forget what the :class:`ForgettingPolicy` says, as
-audited soft deletes (pinned memories never); purge the trash after the grace
-period. Episodes whose ``context`` says ``facts_extracted`` or ``tool_uses_recorded``
-(the agent did it at write-back) skip that step. A cursor saved after every episode
-lets an interrupted pass resume; each run's record feeds :meth:`TieredMemory.stats`.
+The steps are those of ``docs/concepts/consolidation.md``. Episodes whose ``context``
+says ``facts_extracted`` or ``tool_uses_recorded`` (the agent did it at write-back)
+skip that step. A cursor saved after every episode lets an interrupted pass resume;
+each run's record feeds :meth:`TieredMemory.stats`.
 
 Examples:
     >>> from langgraph.store.memory import InMemoryStore
@@ -96,20 +92,6 @@ def _tool_steps(episode: Episode) -> list[ToolUsageRecord]:
     return records
 
 
-def _last_used(fact: Fact) -> datetime:
-    """When a fact was last retrieved or restated, whichever is later."""
-    if fact.last_accessed is None:
-        return fact.last_confirmed
-    return max(fact.last_accessed, fact.last_confirmed)
-
-
-def _episode_text(episode: Episode) -> str:
-    parts = [episode.task_description]
-    if episode.reflection:
-        parts.append(episode.reflection)
-    return "\n".join(parts)
-
-
 class MemoryConsolidator:
     """Runs consolidation passes over one user's memory.
 
@@ -138,20 +120,12 @@ class MemoryConsolidator:
 
     # -- phases --------------------------------------------------------------------
 
-    def _cursor(self) -> tuple[datetime, set[str]]:
-        item = self.store.get(self.namespace, _CURSOR_KEY)
-        if item is None:
-            return _EPOCH, set()
-        return ensure_aware(datetime.fromisoformat(item.value["at"])), set(item.value["ids"])
-
-    def _save_cursor(self, at: datetime, ids: set[str]) -> None:
-        value = {"at": at.isoformat(), "ids": sorted(ids)}
-        with writing(self.store, [self.namespace]):
-            self.store.put(self.namespace, _CURSOR_KEY, value, index=False)
-
     def _process_episodes(self, report: ConsolidationReport, progress: ProgressCallback) -> None:
-        since, done_at_since = self._cursor()
-        if since != _EPOCH:
+        since, done_at_since = _EPOCH, set()
+        cursor = self.store.get(self.namespace, _CURSOR_KEY)
+        if cursor is not None:
+            since = ensure_aware(datetime.fromisoformat(cursor.value["at"]))
+            done_at_since = set(cursor.value["ids"])
             report.resumed_from = since.isoformat()
         episodes = [
             e
@@ -161,9 +135,8 @@ class MemoryConsolidator:
         for n, episode in enumerate(episodes, 1):
             try:
                 if not episode.context.get("facts_extracted"):
-                    result = self.user.semantic.remember_from_text(
-                        _episode_text(episode), episode.episode_id
-                    )
+                    text = "\n".join(filter(None, [episode.task_description, episode.reflection]))
+                    result = self.user.semantic.remember_from_text(text, episode.episode_id)
                     report.facts_extracted += len(result.writes)
                     report.errors.extend(
                         f"extract {episode.episode_id}: {e}" for e in result.errors
@@ -179,7 +152,9 @@ class MemoryConsolidator:
             at = ensure_aware(episode.created_at)
             done_at_since = (done_at_since if at == since else set()) | {episode.episode_id}
             since = at
-            self._save_cursor(since, done_at_since)
+            cursor_value = {"at": since.isoformat(), "ids": sorted(done_at_since)}
+            with writing(self.store, [self.namespace]):
+                self.store.put(self.namespace, _CURSOR_KEY, cursor_value, index=False)
             report.episodes_processed += 1
             progress("episodes", n, len(episodes))
 
@@ -300,7 +275,7 @@ class MemoryConsolidator:
                 access_count=f.access_count,
                 importance=f.confidence,
                 pinned=f.pinned,
-                last_accessed=_last_used(f),
+                last_accessed=max(f.last_confirmed, f.last_accessed or f.last_confirmed),
             )
             for f in facts
             if f.fact_id not in doomed

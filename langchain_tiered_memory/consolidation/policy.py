@@ -1,10 +1,7 @@
 """What to forget: the forgetting policy.
 
 Pure decisions, no I/O: each ``*_verdict`` returns the reason to forget a
-memory, or ``None`` to keep it. Pinned memories are never forgotten. The size
-cap forgets the lowest-value memories first, where value mixes recency,
-access frequency and importance (by default with the weights of the
-memory-architecture design this library implements).
+memory, or ``None`` to keep it; pinned memories are never forgotten.
 
 Examples:
     >>> from datetime import datetime, timedelta, timezone
@@ -118,15 +115,14 @@ class ForgettingPolicy:
         """Reason to forget an episode, or ``None`` to keep it."""
         if pinned:
             return None
-        age = _days(now, created_at)
         if outcome == "success" and has_reflection:
-            limit = self.max_episode_age_days * self.successful_reflected_factor
-            return f"reflected success older than {limit:g} days" if age > limit else None
-        if outcome == "abandoned":
-            limit = self.abandoned_episode_days
-            return f"abandoned episode older than {limit:g} days" if age > limit else None
-        limit = self.max_episode_age_days
-        return f"{outcome} episode older than {limit:g} days" if age > limit else None
+            factor = self.successful_reflected_factor
+            what, limit = "reflected success", self.max_episode_age_days * factor
+        elif outcome == "abandoned":
+            what, limit = "abandoned episode", self.abandoned_episode_days
+        else:
+            what, limit = f"{outcome} episode", self.max_episode_age_days
+        return f"{what} older than {limit:g} days" if _days(now, created_at) > limit else None
 
     def fact_verdict(
         self,

@@ -65,11 +65,6 @@ def _trash_key(namespace: Namespace, key: str) -> str:
     return uuid.uuid5(uuid.NAMESPACE_URL, json.dumps([list(namespace), key])).hex
 
 
-def _content_hash(value: Any) -> str:
-    raw = json.dumps(value, sort_keys=True, default=str, ensure_ascii=False)
-    return hashlib.sha256(raw.encode("utf-8")).hexdigest()
-
-
 def _write(ops: list[Op]) -> Plan[int]:
     """Run ``ops`` in one batch (none: no call); returns how many there were."""
     if ops:
@@ -109,6 +104,7 @@ class MemoryTrash:
         self, action: str, namespace: Namespace, key: str, reason: str, value: Any
     ) -> PutOp:
         now = self.clock()
+        content = json.dumps(value, sort_keys=True, default=str, ensure_ascii=False)
         record = {
             "action": action,
             "namespace": list(namespace),
@@ -116,7 +112,7 @@ class MemoryTrash:
             "reason": reason,
             "at": now.isoformat(),
             "at_ts": now.timestamp(),
-            "content_sha256": _content_hash(value),
+            "content_sha256": hashlib.sha256(content.encode("utf-8")).hexdigest(),
         }
         return PutOp(self.audit_namespace, uuid.uuid4().hex, record, index=False)
 
