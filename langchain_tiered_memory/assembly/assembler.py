@@ -40,7 +40,7 @@ from langchain_tiered_memory.assembly import convert
 from langchain_tiered_memory.assembly.conflicts import MemoryConflictResolver
 from langchain_tiered_memory.assembly.critical import CriticalFactPolicy
 from langchain_tiered_memory.assembly.items import MemoryContext, MemoryItem
-from langchain_tiered_memory.assembly.packing import pack_by_utility, pack_items
+from langchain_tiered_memory.assembly.packing import check_budget, pack_by_utility, pack_items
 from langchain_tiered_memory.assembly.utility import rank_items
 from langchain_tiered_memory.errors import ConfigurationError, InvalidInputError
 from langchain_tiered_memory.stores.abilities import QueryPrefetching, ReadConcurrency
@@ -212,15 +212,16 @@ class ContextAssembler:
             s.prefetch_query for s in stores if isinstance(s, QueryPrefetching)
         ]
 
-    def _reads_overlap(self) -> bool:
-        """Whether tiers are asked at the same time (else in turn, see the module doc)."""
+    def _start(self, query: str, token_budget: int) -> tuple[list[_Task], bool]:
+        """Check the input; return the tasks and whether they run at once (one shared embedding)."""
+        if not isinstance(query, str):
+            raise InvalidInputError(f"query must be a string, got {type(query).__name__}")
+        check_budget(token_budget)
         store = self.episodic.store
-        return store.concurrent_reads if isinstance(store, ReadConcurrency) else True
-
-    def _prefetch(self, query: str) -> None:
-        """Start one embedding of ``query`` for the tiers' concurrent searches to share."""
-        for prefetch in self._prefetchers:
+        overlap = store.concurrent_reads if isinstance(store, ReadConcurrency) else True
+        for prefetch in self._prefetchers if overlap else []:
             prefetch(query)
+        return self._tasks(query), overlap
 
     def _tasks(self, query: str) -> list[_Task]:
         c, p, s, e, uid = self.config, self.procedural, self.semantic, self.episodic, self.entity_id
@@ -268,15 +269,6 @@ class ContextAssembler:
             tasks.append(_task("conversation", t.search, t.asearch, query, top_k=c.turns_top_k))
         return tasks
 
-    @staticmethod
-    def _check(query: str, token_budget: int) -> None:
-        if not isinstance(query, str):
-            raise InvalidInputError(f"query must be a string, got {type(query).__name__}")
-        if isinstance(token_budget, bool) or not isinstance(token_budget, int) or token_budget < 0:
-            raise InvalidInputError(
-                f"token_budget must be a non-negative int, got {token_budget!r}"
-            )
-
     def _fail(self, name: str, exc: BaseException, errors: dict[str, str]) -> None:
         logger.warning("memory retrieval from %s failed: %r", name, exc)
         errors[name] = f"{type(exc).__name__}: {exc}"
@@ -303,10 +295,10 @@ class ContextAssembler:
         items += convert.strategy_items(results.get("strategies", []))
         items += convert.preference_items(results.get("preferences", {}))
         profile = results.get("profile")
-        profile_list = convert.profile_items(profile) if profile else []
+        profile_list = convert.profile_items(profile.facts) if profile else []
         seen = {i.id for i in profile_list}
         critical_list = [
-            i for i in convert.critical_items(results.get("critical", [])) if i.id not in seen
+            i for i in convert.profile_items(results.get("critical", [])) if i.id not in seen
         ]
         items += profile_list + critical_list
         items += convert.knowledge_items(
@@ -320,11 +312,15 @@ class ContextAssembler:
                 kept, budget=token_budget, counter=self.counter, min_trim_tokens=c.min_trim_tokens
             )
         else:
+            ranked = rank_items(
+                kept, query, now=self.semantic.clock(), config=c.utility, critical=c.critical
+            )
+            # A fact about the user found by the query is shown with the profile (one heading less).
             ranked = [
-                self._as_profile(i)
-                for i in rank_items(
-                    kept, query, now=self.semantic.clock(), config=c.utility, critical=c.critical
-                )
+                replace(i, section="profile")
+                if i.section == "knowledge" and i.provenance.get("entity_id") == self.entity_id
+                else i
+                for i in ranked
             ]
             ctx = pack_by_utility(
                 ranked,
@@ -339,19 +335,11 @@ class ContextAssembler:
         ctx.errors = errors
         return ctx
 
-    def _as_profile(self, item: MemoryItem) -> MemoryItem:
-        """A fact about the user found by the query is shown with the profile (one heading less)."""
-        if item.section == "knowledge" and item.provenance.get("entity_id") == self.entity_id:
-            return replace(item, section="profile")
-        return item
-
     def build(self, query: str, token_budget: int = 2000) -> MemoryContext:
         """Assemble the memory context for ``query`` in at most ``token_budget`` tokens."""
-        self._check(query, token_budget)
-        tasks = self._tasks(query)
+        tasks, overlap = self._start(query, token_budget)
         runs: list[Callable[[], Any]]
-        if self._reads_overlap():
-            self._prefetch(query)
+        if overlap:
             runs = [_EXECUTOR.submit(t.run).result for t in tasks]
         else:  # threads would only queue for the GIL (embedded engine: p99 5-8 ms lower)
             runs = [t.run for t in tasks]
@@ -359,11 +347,9 @@ class ContextAssembler:
 
     async def abuild(self, query: str, token_budget: int = 2000) -> MemoryContext:
         """Async twin of :meth:`build`."""
-        self._check(query, token_budget)
-        tasks = self._tasks(query)
+        tasks, overlap = self._start(query, token_budget)
         outcomes: list[Any]
-        if self._reads_overlap():
-            self._prefetch(query)
+        if overlap:
             outcomes = await asyncio.gather(*(t.arun() for t in tasks), return_exceptions=True)
         else:  # as in build (embedded engine, 100k memories: p50 49 -> 42 ms, measured)
             outcomes = [await _aoutcome(t.arun()) for t in tasks]

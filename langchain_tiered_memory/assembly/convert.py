@@ -19,11 +19,10 @@ from langchain_tiered_memory.assembly.items import MemoryItem
 from langchain_tiered_memory.tiers.episodic.models import Episode, ScoredEpisode
 from langchain_tiered_memory.tiers.procedural.models import ScoredStrategy, ToolGuidance
 from langchain_tiered_memory.tiers.semantic.models import Fact
-from langchain_tiered_memory.tiers.semantic.results import EntityContext, SemanticSearchHit
+from langchain_tiered_memory.tiers.semantic.results import SemanticSearchHit
 from langchain_tiered_memory.tiers.turns.models import TurnHit
 
 __all__ = [
-    "critical_items",
     "episode_text",
     "experience_items",
     "fact_item",
@@ -135,12 +134,7 @@ def fact_item(fact: Fact, *, section: str, score: float, breakdown: dict[str, fl
     )
 
 
-def profile_items(context: EntityContext) -> list[MemoryItem]:
-    """The user's current, confident facts (most confident first)."""
-    return critical_items(context.facts)
-
-
-def critical_items(facts: Sequence[Fact]) -> list[MemoryItem]:
+def profile_items(facts: Sequence[Fact]) -> list[MemoryItem]:
     """Facts of the user's profile (also those fetched because they may be critical)."""
     return [
         fact_item(f, section="profile", score=f.confidence, breakdown={"confidence": f.confidence})

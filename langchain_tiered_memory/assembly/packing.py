@@ -35,7 +35,14 @@ from langchain_tiered_memory.assembly.items import DroppedItem, MemoryContext, M
 from langchain_tiered_memory.errors import TokenBudgetError
 from langchain_tiered_memory.tokens import TokenCounter
 
-__all__ = ["FLOOR_REASON", "SECTION_ORDER", "pack_by_utility", "pack_items", "priority"]
+__all__ = [
+    "FLOOR_REASON",
+    "SECTION_ORDER",
+    "check_budget",
+    "pack_by_utility",
+    "pack_items",
+    "priority",
+]
 
 FLOOR_REASON = "below relevance floor"
 """The ``DroppedItem.reason`` of a memory left out for lack of relevance."""
@@ -66,7 +73,8 @@ def _heading_cost(counter: TokenCounter) -> dict[str, int]:
     return {s: counter.count(render_heading(s)) + 1 for s in SECTION_ORDER}
 
 
-def _check_budget(budget: int) -> None:
+def check_budget(budget: int) -> None:
+    """Raise :class:`TokenBudgetError` unless ``budget`` is an int >= 0."""
     if isinstance(budget, bool) or not isinstance(budget, int) or budget < 0:
         raise TokenBudgetError(f"token_budget must be a non-negative int, got {budget!r}")
 
@@ -126,7 +134,7 @@ def pack_items(
     Raises:
         TokenBudgetError: ``budget`` is negative or not an int.
     """
-    _check_budget(budget)
+    check_budget(budget)
     by_section: dict[str, list[MemoryItem]] = {s: [] for s in SECTION_ORDER}
     dropped: list[DroppedItem] = []
     for item in items:
@@ -230,7 +238,7 @@ def pack_by_utility(
     Raises:
         TokenBudgetError: ``budget`` is negative or not an int.
     """
-    _check_budget(budget)
+    check_budget(budget)
     dropped: list[DroppedItem] = []
     ranked: list[tuple[float, MemoryItem, int]] = []
     floors = section_floors or {}

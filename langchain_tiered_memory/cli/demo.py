@@ -328,19 +328,17 @@ class AgentRunner:
     def __init__(self, model: BaseChatModel, *, token_budget: int = 1000) -> None:
         self.model = model
         self.token_budget = token_budget
-        self._graphs: dict[int, tuple[TieredMemory, Any]] = {}
+        self._graphs: dict[TieredMemory, Any] = {}
 
     def graph(self, memory: TieredMemory) -> Any:
         """The compiled memory agent over ``memory`` (built once)."""
-        entry = self._graphs.get(id(memory))
-        if entry is None or entry[0] is not memory:
+        if memory not in self._graphs:
             from langchain_tiered_memory.integrations.agent import create_memory_agent
 
-            graph = create_memory_agent(
+            self._graphs[memory] = create_memory_agent(
                 self.model, memory=memory, token_budget=self.token_budget, consolidate_every=None
             )
-            entry = self._graphs[id(memory)] = (memory, graph)
-        return entry[1]
+        return self._graphs[memory]
 
     def turn(self, memory: TieredMemory, user_id: str, message: str, *, session_id: str) -> Turn:
         """Run one turn of the agent graph for ``user_id`` in thread ``user_id/session_id``."""
