@@ -1,13 +1,8 @@
 """The context assembler: one memory context from every tier, within a token budget.
 
-It asks every tier at once (threads, or ``asyncio.gather``; in turn when the
-store's reads do not overlap, ``concurrent_reads = False``), sharing one query
-embedding when the store offers ``prefetch_query``. The answers become
-tier-neutral items; conflicts are resolved, each item gets a utility for the
-query (:mod:`~langchain_tiered_memory.assembly.utility`) and the most useful
-per token are packed into the budget (``packing="sections"`` packs section by
-section instead). A tier that fails is reported in ``MemoryContext.errors``
-(and logged); the others still answer. See docs/assembly.md.
+The steps (ask every tier at once, resolve conflicts, rank, pack) are in
+docs/concepts/assembly.md. Tiers are asked in turn instead when the store's reads
+do not overlap (``concurrent_reads = False``).
 
 Examples:
     >>> from langgraph.store.memory import InMemoryStore

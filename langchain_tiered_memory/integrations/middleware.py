@@ -1,10 +1,8 @@
 """Tiered memory for LangChain 1.x ``create_agent``: a drop-in ``AgentMiddleware``.
 
 :class:`TieredMemoryMiddleware` does for any ``create_agent`` agent what the
-nodes of :func:`~langchain_tiered_memory.integrations.agent.create_memory_agent` do:
-retrieve before the agent, inject the memory into every model call, time tool
-calls, and after the agent queue the run's writes and start a consolidation
-every N turns; plus the three memory tools (see docs/how-to/middleware.md).
+nodes of :func:`~langchain_tiered_memory.integrations.agent.create_memory_agent`
+do (its hooks: docs/how-to/middleware.md).
 ``langchain`` is an optional extra: without it, importing this module raises
 :class:`ConfigurationError` naming ``pip install "langchain-tiered-memory[agents]"``.
 
