@@ -1,13 +1,9 @@
-"""The demo: three stories, two sessions each, with and without memory.
+"""The demo: three stories, two sessions each, with and without memory (docs/how-to/cli.md).
 
-The three failures of a model without memory that the memory-architecture
-design this library implements opens with (a forgotten shellfish allergy, two
-hours of deployment debugging repeated, a deprecated endpoint called again).
-:func:`run_demo` replays each story: session 1 writes what happened, a
-consolidation pass runs, and session 2 asks the follow-up with the user's memory
-and with an empty one. :func:`render_story` prints what session 2 knew and both
-answers. A :class:`SessionRunner` runs each turn: :class:`AgentRunner` through
-the LangGraph memory agent, :class:`ModelRunner` on the facade with one model call.
+:func:`run_demo` replays each story (session 1, consolidation, session 2 with the
+user's memory and with an empty one); :func:`render_story` prints it. A
+:class:`SessionRunner` runs each turn: :class:`AgentRunner` through the LangGraph
+memory agent, :class:`ModelRunner` on the facade with one model call.
 
 Examples:
     >>> import tempfile
