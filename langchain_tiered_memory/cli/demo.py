@@ -398,17 +398,11 @@ class StoryResult:
 
 def empty_memory_like(memory: TieredMemory) -> TieredMemory:
     """A fresh, empty in-memory :class:`TieredMemory` with the same embeddings and tokenizer."""
-    store = (
-        InMemoryStore(
-            index={
-                "dims": len(memory.embeddings.embed_query("dimension probe")),
-                "embed": memory.embeddings,
-                "fields": ["text"],
-            }
-        )
-        if memory.embeddings is not None
-        else InMemoryStore()
-    )
+    embeddings = memory.embeddings
+    if embeddings is None:
+        return TieredMemory(InMemoryStore(), token_counter=memory.token_counter)
+    dims = len(embeddings.embed_query("dimension probe"))
+    store = InMemoryStore(index={"dims": dims, "embed": embeddings, "fields": ["text"]})
     return TieredMemory(store, token_counter=memory.token_counter)
 
 
@@ -417,17 +411,17 @@ def _session1(memory: TieredMemory, runner: SessionRunner, story: Story) -> list
     lines: list[str] = []
     if story.session1_message is not None:
         turn = runner.turn(memory, story.user_id, story.session1_message, session_id="session-1")
-        lines.append(f"user: {story.session1_message}")
-        lines.append(f"assistant: {turn.answer}")
+        lines += [f"user: {story.session1_message}", f"assistant: {turn.answer}"]
     if story.episode is not None:
         episode = story.episode()
         lines.append(f"task: {episode.task_description}")
         for n, step in enumerate(episode.trajectory, 1):
-            lines.append(f"  {n}. {step.action}")
-            lines.append(f"     -> {step.observation}")
+            lines += [f"  {n}. {step.action}", f"     -> {step.observation}"]
         hours = episode.duration_seconds / 3600
-        lines.append(f"outcome: {episode.outcome.value} after {hours:g} h")
-        lines.append(f"reflection: {episode.reflection}")
+        lines += [
+            f"outcome: {episode.outcome.value} after {hours:g} h",
+            f"reflection: {episode.reflection}",
+        ]
         user.queue_episode(episode)
     for record in story.tool_uses() if story.tool_uses is not None else []:
         status = "ok" if record.success else f"failed: {record.error_message}"

@@ -152,9 +152,7 @@ def reflect_turn(
             )
         )
     failures = sum(1 for r in records if not r.success)
-    outcome = Outcome.PARTIAL if failures else Outcome.SUCCESS
-    if not answer:
-        outcome = Outcome.FAILURE
+    outcome = Outcome.FAILURE if not answer else Outcome.PARTIAL if failures else Outcome.SUCCESS
     tags = ["conversation", *sorted({r.tool_name for r in records})]
     episode = Episode(
         episode_id=episode_id,
