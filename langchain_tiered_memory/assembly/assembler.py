@@ -259,12 +259,6 @@ class ContextAssembler:
             tasks.append(_task("conversation", t.search, t.asearch, query, top_k=c.turns_top_k))
         return tasks
 
-    def _fail(self, name: str, exc: BaseException, errors: dict[str, str]) -> None:
-        logger.warning("memory retrieval from %s failed: %r", name, exc)
-        errors[name] = f"{type(exc).__name__}: {exc}"
-        if self.on_error is not None:
-            self.on_error(name, exc)
-
     def _assemble(
         self, query: str, tasks: list[_Task], outcomes: list[Any], token_budget: int
     ) -> MemoryContext:
@@ -272,12 +266,15 @@ class ContextAssembler:
         results: dict[str, Any] = {}
         errors: dict[str, str] = {}
         for task, outcome in zip(tasks, outcomes, strict=True):
-            if isinstance(outcome, BaseException):
-                if not isinstance(outcome, Exception):
-                    raise outcome
-                self._fail(task.name, outcome, errors)
-            else:
+            if not isinstance(outcome, BaseException):
                 results[task.name] = outcome
+            elif not isinstance(outcome, Exception):
+                raise outcome
+            else:  # the other tiers still answer
+                logger.warning("memory retrieval from %s failed: %r", task.name, outcome)
+                errors[task.name] = f"{type(outcome).__name__}: {outcome}"
+                if self.on_error is not None:
+                    self.on_error(task.name, outcome)
         items: list[MemoryItem] = []
         items += convert.warning_items(
             results.get("warnings", []), min_failure_rate=c.min_failure_rate

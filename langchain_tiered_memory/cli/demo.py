@@ -524,11 +524,8 @@ def render_story(result: StoryResult, index: int, total: int, *, width: int | No
         out += [_context_table(ctx, width), ""]
         out += _wrap_cell(ctx.text, width) if ctx.text else ["(no memory context)"]
         out.append("")
-    headers, answers = [], []
-    for label, turn in (("WITH", with_memory), ("WITHOUT", without_memory)):
-        if turn is not None:
-            headers.append(f"{label} memory ({turn.context.tokens} tokens of context)")
-            answers.append(turn.answer)
-    if headers:
-        out.append(render_table(headers, [answers], width=width))
+    turns = [(label, t) for label, t in (("WITH", with_memory), ("WITHOUT", without_memory)) if t]
+    if turns:
+        headers = [f"{label} memory ({t.context.tokens} tokens of context)" for label, t in turns]
+        out.append(render_table(headers, [[t.answer for _, t in turns]], width=width))
     return "\n".join(out) + "\n"

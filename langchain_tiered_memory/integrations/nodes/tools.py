@@ -186,16 +186,14 @@ def create_memory_tools(
         text (``status="error"``) instead of raising.
     """
     tools = _MemoryToolset(memory, user_id, agent_id, top_k)
-    pairs = (
-        (SEARCH_TOOL, tools.search_memory, tools.asearch_memory),
-        (REMEMBER_TOOL, tools.remember_fact, tools.aremember_fact),
-        (FORGET_TOOL, tools.forget_memory, tools.aforget_memory),
-    )
     return [
         StructuredTool.from_function(
-            func=func, coroutine=coroutine, name=name, handle_tool_error=True
+            func=getattr(tools, name),
+            coroutine=getattr(tools, "a" + name),
+            name=name,
+            handle_tool_error=True,
         )
-        for name, func, coroutine in pairs
+        for name in (SEARCH_TOOL, REMEMBER_TOOL, FORGET_TOOL)
     ]
 
 
