@@ -153,9 +153,9 @@ class _Task:
     arun: Callable[[], Awaitable[Any]]
 
 
-def _task(
-    name: str, run: Callable[..., Any], arun: Callable[..., Any], *args: Any, **kw: Any
-) -> _Task:
+def _task(name: str, tier: object, method: str, *args: Any, **kw: Any) -> _Task:
+    """``tier.method`` and its async twin ``tier.a<method>``, bound to the arguments."""
+    run, arun = getattr(tier, method), getattr(tier, "a" + method)
     return _Task(name, partial(run, *args, **kw), partial(arun, *args, **kw))
 
 
@@ -217,32 +217,12 @@ class ContextAssembler:
         c, p, s, e, uid = self.config, self.procedural, self.semantic, self.episodic, self.entity_id
         strategies = {"top_k": c.strategies_top_k, "min_confidence": c.min_strategy_confidence}
         tasks = [
-            _task("warnings", p.get_all_tool_guidance, p.aget_all_tool_guidance),
-            _task(
-                "strategies",
-                p.get_applicable_strategies,
-                p.aget_applicable_strategies,
-                query,
-                **strategies,
-            ),
-            _task("preferences", p.get_preferences, p.aget_preferences),
-            _task(
-                "profile",
-                s.retrieve_entity_context,
-                s.aretrieve_entity_context,
-                uid,
-                c.max_profile_facts,
-            ),
-            _task(
-                "knowledge", s.semantic_search, s.asemantic_search, query, top_k=c.knowledge_top_k
-            ),
-            _task(
-                "experiences",
-                e.retrieve_similar,
-                e.aretrieve_similar,
-                query,
-                top_k=c.experiences_top_k,
-            ),
+            _task("warnings", p, "get_all_tool_guidance"),
+            _task("strategies", p, "get_applicable_strategies", query, **strategies),
+            _task("preferences", p, "get_preferences"),
+            _task("profile", s, "retrieve_entity_context", uid, c.max_profile_facts),
+            _task("knowledge", s, "semantic_search", query, top_k=c.knowledge_top_k),
+            _task("experiences", e, "retrieve_similar", query, top_k=c.experiences_top_k),
         ]
         crit = c.critical
         if (
@@ -251,12 +231,9 @@ class ContextAssembler:
             and (crit.attributes or crit.include_pinned)
         ):
             kw = {"include_pinned": crit.include_pinned, "limit": crit.max_facts}
-            tasks.append(
-                _task("critical", s.critical_facts, s.acritical_facts, uid, crit.attributes, **kw)
-            )
+            tasks.append(_task("critical", s, "critical_facts", uid, crit.attributes, **kw))
         if self.turns is not None and c.turns_top_k > 0:
-            t = self.turns
-            tasks.append(_task("conversation", t.search, t.asearch, query, top_k=c.turns_top_k))
+            tasks.append(_task("conversation", self.turns, "search", query, top_k=c.turns_top_k))
         return tasks
 
     def _assemble(
