@@ -24,6 +24,7 @@ import textwrap
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import zip_longest
 from typing import Any, Protocol
 
 from langchain_core.language_models import BaseChatModel
@@ -100,12 +101,8 @@ def render_table(
     out.append("-+-".join("-" * w for w in widths))
     for row in cells:
         wrapped = [_wrap_cell(c, w) for c, w in zip(row, widths, strict=True)]
-        for n in range(max(len(w) for w in wrapped)):
-            parts = [
-                (w[n] if n < len(w) else "").ljust(wd)
-                for w, wd in zip(wrapped, widths, strict=True)
-            ]
-            out.append(" | ".join(parts).rstrip())
+        for line in zip_longest(*wrapped, fillvalue=""):
+            out.append(" | ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)).rstrip())
     return "\n".join(out)
 
 
