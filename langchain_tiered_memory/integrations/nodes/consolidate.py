@@ -27,7 +27,6 @@ Examples:
 
 from __future__ import annotations
 
-import logging
 import threading
 from collections import Counter
 from dataclasses import dataclass
@@ -52,8 +51,6 @@ __all__ = [
     "ConsolidationScheduler",
     "create_consolidate_node",
 ]
-
-logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,6 @@ Examples:
 
 from __future__ import annotations
 
-import logging
 import time
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -53,8 +52,6 @@ __all__ = [
     "format_search_results",
     "time_tool_call",
 ]
-
-logger = logging.getLogger(__name__)
 
 SEARCH_TOOL = "search_memory"
 REMEMBER_TOOL = "remember_fact"
