@@ -137,14 +137,10 @@ class MemoryConflictResolver:
         for members in self.group(items):
             winner = max(members, key=lambda i: self._rank(items[i]))
             keep.add(winner)
-            for i in members:
-                if i != winner:
-                    w = items[winner]
-                    dropped.append(
-                        DroppedItem(
-                            items[i],
-                            f"conflict: same topic as {w.key} ({self.source_type(w)}), "
-                            "which is more trusted or newer",
-                        )
-                    )
+            w = items[winner]
+            reason = (
+                f"conflict: same topic as {w.key} ({self.source_type(w)}), "
+                "which is more trusted or newer"
+            )
+            dropped += [DroppedItem(items[i], reason) for i in members if i != winner]
         return [items[i] for i in sorted(keep)], dropped
