@@ -1,13 +1,8 @@
 """The context assembler: one memory context from every tier, within a token budget.
 
-It asks every tier at once (threads, or ``asyncio.gather``; in turn when the
-store's reads do not overlap, ``concurrent_reads = False``), sharing one query
-embedding when the store offers ``prefetch_query``. The answers become
-tier-neutral items; conflicts are resolved, each item gets a utility for the
-query (:mod:`~langchain_tiered_memory.assembly.utility`) and the most useful
-per token are packed into the budget (``packing="sections"`` packs section by
-section instead). A tier that fails is reported in ``MemoryContext.errors``
-(and logged); the others still answer. See docs/assembly.md.
+The steps (ask every tier at once, resolve conflicts, rank, pack) are in
+docs/concepts/assembly.md. Tiers are asked in turn instead when the store's reads
+do not overlap (``concurrent_reads = False``).
 
 Examples:
     >>> from langgraph.store.memory import InMemoryStore
@@ -32,7 +27,7 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from functools import partial
 from typing import Any, Literal
 
@@ -40,7 +35,7 @@ from langchain_tiered_memory.assembly import convert
 from langchain_tiered_memory.assembly.conflicts import MemoryConflictResolver
 from langchain_tiered_memory.assembly.critical import CriticalFactPolicy
 from langchain_tiered_memory.assembly.items import MemoryContext, MemoryItem
-from langchain_tiered_memory.assembly.packing import pack_by_utility, pack_items
+from langchain_tiered_memory.assembly.packing import check_budget, pack_by_utility, pack_items
 from langchain_tiered_memory.assembly.utility import rank_items
 from langchain_tiered_memory.errors import ConfigurationError, InvalidInputError
 from langchain_tiered_memory.stores.abilities import QueryPrefetching, ReadConcurrency
@@ -141,18 +136,13 @@ class AssemblyConfig:
                 raise ConfigurationError(
                     f"AssemblyConfig.{name} must be a number in [0, {top:g}], got {value!r}"
                 )
-        for name in (
-            "max_profile_facts",
-            "knowledge_top_k",
-            "experiences_top_k",
-            "turns_top_k",
-            "strategies_top_k",
-            "min_trim_tokens",
-        ):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        for f in fields(self):  # the counts: max_profile_facts, the top_ks, min_trim_tokens
+            value = getattr(self, f.name)
+            if f.type == "int" and (
+                isinstance(value, bool) or not isinstance(value, int) or value < 0
+            ):
                 raise ConfigurationError(
-                    f"AssemblyConfig.{name} must be an int >= 0, got {value!r}"
+                    f"AssemblyConfig.{f.name} must be an int >= 0, got {value!r}"
                 )
 
 
@@ -163,9 +153,9 @@ class _Task:
     arun: Callable[[], Awaitable[Any]]
 
 
-def _task(
-    name: str, run: Callable[..., Any], arun: Callable[..., Any], *args: Any, **kw: Any
-) -> _Task:
+def _task(name: str, tier: object, method: str, *args: Any, **kw: Any) -> _Task:
+    """``tier.method`` and its async twin ``tier.a<method>``, bound to the arguments."""
+    run, arun = getattr(tier, method), getattr(tier, "a" + method)
     return _Task(name, partial(run, *args, **kw), partial(arun, *args, **kw))
 
 
@@ -212,46 +202,27 @@ class ContextAssembler:
             s.prefetch_query for s in stores if isinstance(s, QueryPrefetching)
         ]
 
-    def _reads_overlap(self) -> bool:
-        """Whether tiers are asked at the same time (else in turn, see the module doc)."""
+    def _start(self, query: str, token_budget: int) -> tuple[list[_Task], bool]:
+        """Check the input; return the tasks and whether they run at once (one shared embedding)."""
+        if not isinstance(query, str):
+            raise InvalidInputError(f"query must be a string, got {type(query).__name__}")
+        check_budget(token_budget)
         store = self.episodic.store
-        return store.concurrent_reads if isinstance(store, ReadConcurrency) else True
-
-    def _prefetch(self, query: str) -> None:
-        """Start one embedding of ``query`` for the tiers' concurrent searches to share."""
-        for prefetch in self._prefetchers:
+        overlap = store.concurrent_reads if isinstance(store, ReadConcurrency) else True
+        for prefetch in self._prefetchers if overlap else []:
             prefetch(query)
+        return self._tasks(query), overlap
 
     def _tasks(self, query: str) -> list[_Task]:
         c, p, s, e, uid = self.config, self.procedural, self.semantic, self.episodic, self.entity_id
         strategies = {"top_k": c.strategies_top_k, "min_confidence": c.min_strategy_confidence}
         tasks = [
-            _task("warnings", p.get_all_tool_guidance, p.aget_all_tool_guidance),
-            _task(
-                "strategies",
-                p.get_applicable_strategies,
-                p.aget_applicable_strategies,
-                query,
-                **strategies,
-            ),
-            _task("preferences", p.get_preferences, p.aget_preferences),
-            _task(
-                "profile",
-                s.retrieve_entity_context,
-                s.aretrieve_entity_context,
-                uid,
-                c.max_profile_facts,
-            ),
-            _task(
-                "knowledge", s.semantic_search, s.asemantic_search, query, top_k=c.knowledge_top_k
-            ),
-            _task(
-                "experiences",
-                e.retrieve_similar,
-                e.aretrieve_similar,
-                query,
-                top_k=c.experiences_top_k,
-            ),
+            _task("warnings", p, "get_all_tool_guidance"),
+            _task("strategies", p, "get_applicable_strategies", query, **strategies),
+            _task("preferences", p, "get_preferences"),
+            _task("profile", s, "retrieve_entity_context", uid, c.max_profile_facts),
+            _task("knowledge", s, "semantic_search", query, top_k=c.knowledge_top_k),
+            _task("experiences", e, "retrieve_similar", query, top_k=c.experiences_top_k),
         ]
         crit = c.critical
         if (
@@ -260,28 +231,10 @@ class ContextAssembler:
             and (crit.attributes or crit.include_pinned)
         ):
             kw = {"include_pinned": crit.include_pinned, "limit": crit.max_facts}
-            tasks.append(
-                _task("critical", s.critical_facts, s.acritical_facts, uid, crit.attributes, **kw)
-            )
+            tasks.append(_task("critical", s, "critical_facts", uid, crit.attributes, **kw))
         if self.turns is not None and c.turns_top_k > 0:
-            t = self.turns
-            tasks.append(_task("conversation", t.search, t.asearch, query, top_k=c.turns_top_k))
+            tasks.append(_task("conversation", self.turns, "search", query, top_k=c.turns_top_k))
         return tasks
-
-    @staticmethod
-    def _check(query: str, token_budget: int) -> None:
-        if not isinstance(query, str):
-            raise InvalidInputError(f"query must be a string, got {type(query).__name__}")
-        if isinstance(token_budget, bool) or not isinstance(token_budget, int) or token_budget < 0:
-            raise InvalidInputError(
-                f"token_budget must be a non-negative int, got {token_budget!r}"
-            )
-
-    def _fail(self, name: str, exc: BaseException, errors: dict[str, str]) -> None:
-        logger.warning("memory retrieval from %s failed: %r", name, exc)
-        errors[name] = f"{type(exc).__name__}: {exc}"
-        if self.on_error is not None:
-            self.on_error(name, exc)
 
     def _assemble(
         self, query: str, tasks: list[_Task], outcomes: list[Any], token_budget: int
@@ -290,12 +243,15 @@ class ContextAssembler:
         results: dict[str, Any] = {}
         errors: dict[str, str] = {}
         for task, outcome in zip(tasks, outcomes, strict=True):
-            if isinstance(outcome, BaseException):
-                if not isinstance(outcome, Exception):
-                    raise outcome
-                self._fail(task.name, outcome, errors)
-            else:
+            if not isinstance(outcome, BaseException):
                 results[task.name] = outcome
+            elif not isinstance(outcome, Exception):
+                raise outcome
+            else:  # the other tiers still answer
+                logger.warning("memory retrieval from %s failed: %r", task.name, outcome)
+                errors[task.name] = f"{type(outcome).__name__}: {outcome}"
+                if self.on_error is not None:
+                    self.on_error(task.name, outcome)
         items: list[MemoryItem] = []
         items += convert.warning_items(
             results.get("warnings", []), min_failure_rate=c.min_failure_rate
@@ -303,10 +259,10 @@ class ContextAssembler:
         items += convert.strategy_items(results.get("strategies", []))
         items += convert.preference_items(results.get("preferences", {}))
         profile = results.get("profile")
-        profile_list = convert.profile_items(profile) if profile else []
+        profile_list = convert.profile_items(profile.facts) if profile else []
         seen = {i.id for i in profile_list}
         critical_list = [
-            i for i in convert.critical_items(results.get("critical", [])) if i.id not in seen
+            i for i in convert.profile_items(results.get("critical", [])) if i.id not in seen
         ]
         items += profile_list + critical_list
         items += convert.knowledge_items(
@@ -320,11 +276,15 @@ class ContextAssembler:
                 kept, budget=token_budget, counter=self.counter, min_trim_tokens=c.min_trim_tokens
             )
         else:
+            ranked = rank_items(
+                kept, query, now=self.semantic.clock(), config=c.utility, critical=c.critical
+            )
+            # A fact about the user found by the query is shown with the profile (one heading less).
             ranked = [
-                self._as_profile(i)
-                for i in rank_items(
-                    kept, query, now=self.semantic.clock(), config=c.utility, critical=c.critical
-                )
+                replace(i, section="profile")
+                if i.section == "knowledge" and i.provenance.get("entity_id") == self.entity_id
+                else i
+                for i in ranked
             ]
             ctx = pack_by_utility(
                 ranked,
@@ -339,19 +299,11 @@ class ContextAssembler:
         ctx.errors = errors
         return ctx
 
-    def _as_profile(self, item: MemoryItem) -> MemoryItem:
-        """A fact about the user found by the query is shown with the profile (one heading less)."""
-        if item.section == "knowledge" and item.provenance.get("entity_id") == self.entity_id:
-            return replace(item, section="profile")
-        return item
-
     def build(self, query: str, token_budget: int = 2000) -> MemoryContext:
         """Assemble the memory context for ``query`` in at most ``token_budget`` tokens."""
-        self._check(query, token_budget)
-        tasks = self._tasks(query)
+        tasks, overlap = self._start(query, token_budget)
         runs: list[Callable[[], Any]]
-        if self._reads_overlap():
-            self._prefetch(query)
+        if overlap:
             runs = [_EXECUTOR.submit(t.run).result for t in tasks]
         else:  # threads would only queue for the GIL (embedded engine: p99 5-8 ms lower)
             runs = [t.run for t in tasks]
@@ -359,11 +311,9 @@ class ContextAssembler:
 
     async def abuild(self, query: str, token_budget: int = 2000) -> MemoryContext:
         """Async twin of :meth:`build`."""
-        self._check(query, token_budget)
-        tasks = self._tasks(query)
+        tasks, overlap = self._start(query, token_budget)
         outcomes: list[Any]
-        if self._reads_overlap():
-            self._prefetch(query)
+        if overlap:
             outcomes = await asyncio.gather(*(t.arun() for t in tasks), return_exceptions=True)
         else:  # as in build (embedded engine, 100k memories: p50 49 -> 42 ms, measured)
             outcomes = [await _aoutcome(t.arun()) for t in tasks]

@@ -1,12 +1,9 @@
 """Resolve conflicts between memories about the same thing.
 
-Two memories are about the same thing when they share a ``group_key`` (same
-entity and attribute slot, for example ``"alice|lives_in"``) or when their
-texts are near-duplicates (word-set Jaccard similarity at or above a
-threshold). Within a group, the one from the most trusted source wins:
-working memory, then procedural and recent episodes, then semantic facts, then
-old episodes; ties go to the newer, then the more confident, then the better
-scored memory. Losers are reported, never silently lost.
+Two memories are about the same thing when they share a ``group_key`` (for
+example ``"alice|lives_in"``) or their texts are near-duplicates (word-set
+Jaccard similarity). The most trusted source wins (:attr:`MemoryConflictResolver.PRIORITY`),
+then the newer, more confident, better scored memory; losers are reported.
 
 Examples:
     >>> from langchain_tiered_memory.assembly.items import MemoryItem
@@ -140,14 +137,10 @@ class MemoryConflictResolver:
         for members in self.group(items):
             winner = max(members, key=lambda i: self._rank(items[i]))
             keep.add(winner)
-            for i in members:
-                if i != winner:
-                    w = items[winner]
-                    dropped.append(
-                        DroppedItem(
-                            items[i],
-                            f"conflict: same topic as {w.key} ({self.source_type(w)}), "
-                            "which is more trusted or newer",
-                        )
-                    )
+            w = items[winner]
+            reason = (
+                f"conflict: same topic as {w.key} ({self.source_type(w)}), "
+                "which is more trusted or newer"
+            )
+            dropped += [DroppedItem(items[i], reason) for i in members if i != winner]
         return [items[i] for i in sorted(keep)], dropped

@@ -19,11 +19,10 @@ from langchain_tiered_memory.assembly.items import MemoryItem
 from langchain_tiered_memory.tiers.episodic.models import Episode, ScoredEpisode
 from langchain_tiered_memory.tiers.procedural.models import ScoredStrategy, ToolGuidance
 from langchain_tiered_memory.tiers.semantic.models import Fact
-from langchain_tiered_memory.tiers.semantic.results import EntityContext, SemanticSearchHit
+from langchain_tiered_memory.tiers.semantic.results import SemanticSearchHit
 from langchain_tiered_memory.tiers.turns.models import TurnHit
 
 __all__ = [
-    "critical_items",
     "episode_text",
     "experience_items",
     "fact_item",
@@ -135,12 +134,7 @@ def fact_item(fact: Fact, *, section: str, score: float, breakdown: dict[str, fl
     )
 
 
-def profile_items(context: EntityContext) -> list[MemoryItem]:
-    """The user's current, confident facts (most confident first)."""
-    return critical_items(context.facts)
-
-
-def critical_items(facts: Sequence[Fact]) -> list[MemoryItem]:
+def profile_items(facts: Sequence[Fact]) -> list[MemoryItem]:
     """Facts of the user's profile (also those fetched because they may be critical)."""
     return [
         fact_item(f, section="profile", score=f.confidence, breakdown={"confidence": f.confidence})
@@ -202,46 +196,40 @@ def episode_text(episode: Episode) -> str:
 
 def experience_items(episodes: Sequence[ScoredEpisode]) -> list[MemoryItem]:
     """Similar past episodes with their lesson, scored by relevance, recency and importance."""
-    items = []
-    for scored in episodes:
-        ep = scored.episode
-        items.append(
-            MemoryItem(
-                tier="episodic",
-                section="experiences",
-                id=ep.episode_id,
-                text=episode_text(ep),
-                score=scored.score.total,
-                score_breakdown=dict(scored.score.contributions()),
-                provenance={"session_id": ep.session_id, "outcome": str(ep.outcome.value)},
-                timestamp=ep.created_at,
-                importance=ep.importance,
-            )
+    return [
+        MemoryItem(
+            tier="episodic",
+            section="experiences",
+            id=s.episode.episode_id,
+            text=episode_text(s.episode),
+            score=s.score.total,
+            score_breakdown=dict(s.score.contributions()),
+            provenance={"session_id": s.episode.session_id, "outcome": s.episode.outcome.value},
+            timestamp=s.episode.created_at,
+            importance=s.episode.importance,
         )
-    return items
+        for s in episodes
+    ]
 
 
 def turn_items(hits: Sequence[TurnHit]) -> list[MemoryItem]:
     """Past conversation turns, as ``[date] speaker: text``, scored by the turn search."""
-    items = []
-    for hit in hits:
-        caption = f" [shared: {hit.turn.caption}]" if hit.turn.caption else ""
-        score = hit.score
-        items.append(
-            MemoryItem(
-                tier="episodic",
-                section="conversation",
-                id=hit.turn_id,
-                text=f"[{hit.time.date().isoformat()}] {hit.speaker}: {hit.text}{caption}",
-                score=score.total,
-                score_breakdown={
-                    "fused": score.fused,
-                    "neighbour": score.neighbour,
-                    "session": score.session,
-                    "speaker": score.speaker,
-                },
-                provenance={"session_id": hit.session_id, "turn_id": hit.turn_id},
-                timestamp=hit.time,
-            )
+    return [
+        MemoryItem(
+            tier="episodic",
+            section="conversation",
+            id=hit.turn_id,
+            text=f"[{hit.time.date().isoformat()}] {hit.speaker}: {hit.text}"
+            + (f" [shared: {hit.turn.caption}]" if hit.turn.caption else ""),
+            score=hit.score.total,
+            score_breakdown={
+                "fused": hit.score.fused,
+                "neighbour": hit.score.neighbour,
+                "session": hit.score.session,
+                "speaker": hit.score.speaker,
+            },
+            provenance={"session_id": hit.session_id, "turn_id": hit.turn_id},
+            timestamp=hit.time,
         )
-    return items
+        for hit in hits
+    ]

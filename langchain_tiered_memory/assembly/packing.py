@@ -35,7 +35,14 @@ from langchain_tiered_memory.assembly.items import DroppedItem, MemoryContext, M
 from langchain_tiered_memory.errors import TokenBudgetError
 from langchain_tiered_memory.tokens import TokenCounter
 
-__all__ = ["FLOOR_REASON", "SECTION_ORDER", "pack_by_utility", "pack_items", "priority"]
+__all__ = [
+    "FLOOR_REASON",
+    "SECTION_ORDER",
+    "check_budget",
+    "pack_by_utility",
+    "pack_items",
+    "priority",
+]
 
 FLOOR_REASON = "below relevance floor"
 """The ``DroppedItem.reason`` of a memory left out for lack of relevance."""
@@ -66,7 +73,8 @@ def _heading_cost(counter: TokenCounter) -> dict[str, int]:
     return {s: counter.count(render_heading(s)) + 1 for s in SECTION_ORDER}
 
 
-def _check_budget(budget: int) -> None:
+def check_budget(budget: int) -> None:
+    """Raise :class:`TokenBudgetError` unless ``budget`` is an int >= 0."""
     if isinstance(budget, bool) or not isinstance(budget, int) or budget < 0:
         raise TokenBudgetError(f"token_budget must be a non-negative int, got {budget!r}")
 
@@ -126,7 +134,7 @@ def pack_items(
     Raises:
         TokenBudgetError: ``budget`` is negative or not an int.
     """
-    _check_budget(budget)
+    check_budget(budget)
     by_section: dict[str, list[MemoryItem]] = {s: [] for s in SECTION_ORDER}
     dropped: list[DroppedItem] = []
     for item in items:
@@ -134,34 +142,12 @@ def pack_items(
             dropped.append(DroppedItem(item, f"unknown section {item.section!r}"))
         else:
             by_section[item.section].append(item)
-    for section_items in by_section.values():
-        section_items.sort(key=lambda i: -i.score)
-
-    nonce = make_nonce(i.text for s in SECTION_ORDER for i in by_section[s])
-    frame, headings = _frame_cost(counter, nonce), _heading_cost(counter)
-    used = 0
-    chosen: dict[str, list[MemoryItem]] = {}
-    order: list[MemoryItem] = []
-    for section in SECTION_ORDER:
-        for item in by_section[section]:
-            opening = (0 if chosen else frame) + (0 if section in chosen else headings[section])
-            cost = counter.count(render_line(item.text)) + 1
-            if used + opening + cost > budget:
-                text = _trim(item, budget - used - opening, counter, min_trim_tokens)
-                if not text:
-                    left = budget - used - opening
-                    dropped.append(
-                        DroppedItem(item, f"token budget: needs {cost} tokens, {left} left")
-                    )
-                    continue
-                item, cost = (
-                    replace(item, text=text, trimmed=True),
-                    counter.count(render_line(text)) + 1,
-                )
-            chosen.setdefault(section, []).append(item)
-            order.append(item)
-            used += opening + cost
-    return _finish(chosen, order, dropped, nonce=nonce, budget=budget, counter=counter)
+    ranked = [
+        (item, counter.count(render_line(item.text)) + 1)
+        for s in SECTION_ORDER
+        for item in sorted(by_section[s], key=lambda i: -i.score)
+    ]
+    return _fill(ranked, dropped, budget, counter, min_trim_tokens, make_room=False)
 
 
 def priority(item: MemoryItem, tokens: int, token_cost_weight: float) -> float:
@@ -230,7 +216,7 @@ def pack_by_utility(
     Raises:
         TokenBudgetError: ``budget`` is negative or not an int.
     """
-    _check_budget(budget)
+    check_budget(budget)
     dropped: list[DroppedItem] = []
     ranked: list[tuple[float, MemoryItem, int]] = []
     floors = section_floors or {}
@@ -245,14 +231,27 @@ def pack_by_utility(
             key = 2.0 + item.score if item.critical else priority(item, cost, token_cost_weight)
             ranked.append((key, item, cost))
     ranked.sort(key=lambda r: -r[0])
+    taken = [(item, cost) for _, item, cost in ranked]
+    return _fill(taken, dropped, budget, counter, min_trim_tokens, make_room=True)
 
-    nonce = make_nonce(i.text for _, i, _ in ranked)
+
+def _fill(
+    ranked: Sequence[tuple[MemoryItem, int]],
+    dropped: list[DroppedItem],
+    budget: int,
+    counter: TokenCounter,
+    min_trim_tokens: int,
+    *,
+    make_room: bool,
+) -> MemoryContext:
+    """Take ``(item, cost)`` in order while they fit, trimming (or making room, by utility)."""
+    nonce = make_nonce(i.text for i, _ in ranked)
     frame, headings = _frame_cost(counter, nonce), _heading_cost(counter)
     used = 0
     chosen: dict[str, list[MemoryItem]] = {}
     order: list[MemoryItem] = []
     costs: list[int] = []
-    for _, item, cost in ranked:
+    for item, cost in ranked:
         section = item.section
         opening = (0 if chosen else frame) + (0 if section in chosen else headings[section])
         if used + opening + cost <= budget:
@@ -260,9 +259,11 @@ def pack_by_utility(
         else:
             text = _trim(item, budget - used - opening, counter, min_trim_tokens)
             spent = counter.count(render_line(text)) + 1 if text else cost
-            own_loss = item.score * (1.0 - math.sqrt(spent / cost)) if text else item.score
-            short = used + opening + cost - budget
-            made = _make_room(order, costs, short, own_loss, counter, min_trim_tokens)
+            made = None
+            if make_room:
+                own_loss = item.score * (1.0 - math.sqrt(spent / cost)) if text else item.score
+                short = used + opening + cost - budget
+                made = _make_room(order, costs, short, own_loss, counter, min_trim_tokens)
             if made is not None:  # trimming another memory loses less than trimming this one
                 n, cut, cut_cost = made
                 chosen[cut.section][chosen[cut.section].index(order[n])] = cut
@@ -280,6 +281,7 @@ def pack_by_utility(
         order.append(taken)
         costs.append(spent)
 
-    for section_items in chosen.values():
-        section_items.sort(key=lambda i: (not i.critical, -i.score))
+    if make_room:
+        for section_items in chosen.values():
+            section_items.sort(key=lambda i: (not i.critical, -i.score))
     return _finish(chosen, order, dropped, nonce=nonce, budget=budget, counter=counter)

@@ -35,6 +35,14 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from langchain_tiered_memory.cli.demo import (
+    STORIES,
+    create_runner,
+    empty_memory_like,
+    render_story,
+    render_table,
+    run_story,
+)
 from langchain_tiered_memory.errors import TieredMemoryError
 from langchain_tiered_memory.memory import TieredMemory
 from langchain_tiered_memory.tiers.common.scope import normalize_id
@@ -65,6 +73,7 @@ def _open_existing(path: str) -> Iterator[TieredMemory]:
         )
     memory = TieredMemory.open(root)
     try:
+        memory.flush()
         yield memory
     finally:
         memory.close()
@@ -97,13 +106,6 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 
 def _run_demo(root: Path, args: argparse.Namespace, *, kept: bool) -> int:
     from langchain_tiered_memory.chat_models import load_chat_model
-    from langchain_tiered_memory.cli.demo import (
-        STORIES,
-        create_runner,
-        empty_memory_like,
-        render_story,
-        run_story,
-    )
 
     started = time.perf_counter()
     model = load_chat_model(args.model)
@@ -128,10 +130,7 @@ def _run_demo(root: Path, args: argparse.Namespace, *, kept: bool) -> int:
 
 
 def _cmd_inspect(args: argparse.Namespace) -> int:
-    from langchain_tiered_memory.cli.demo import render_table
-
     with _open_existing(args.path) as memory:
-        memory.flush()
         uid = _check_user(memory, args.path, args.user)
         user = memory.for_user(uid)
         facts = [
@@ -187,7 +186,6 @@ def _day(value: Any) -> str:
 
 def _cmd_export(args: argparse.Namespace) -> int:
     with _open_existing(args.path) as memory:
-        memory.flush()
         uid = _check_user(memory, args.path, args.user)
         count = memory.export_jsonl(uid, args.out)
     print(f"Exported {count} records of user {uid!r} to {args.out}")
@@ -258,10 +256,7 @@ class _ProgressBars:
 
 
 def _cmd_consolidate(args: argparse.Namespace) -> int:
-    from langchain_tiered_memory.cli.demo import render_table
-
     with _open_existing(args.path) as memory:
-        memory.flush()
         uid = _check_user(memory, args.path, args.user)
         bars = _ProgressBars(disable=args.quiet)
         try:
@@ -285,10 +280,7 @@ def _cmd_consolidate(args: argparse.Namespace) -> int:
 
 
 def _cmd_stats(args: argparse.Namespace) -> int:
-    from langchain_tiered_memory.cli.demo import render_table
-
     with _open_existing(args.path) as memory:
-        memory.flush()
         stats = memory.stats()
     if args.json:
         print(json.dumps(stats, indent=2, sort_keys=True, default=str))
@@ -374,31 +366,42 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    def add(name: str, help_text: str) -> argparse.ArgumentParser:
-        p = sub.add_parser(name, help=help_text, description=help_text)
+    commands = {
+        "demo": (_cmd_demo, "replay three stories with and without memory (offline)"),
+        "inspect": (_cmd_inspect, "show a user's facts, episodes and tool statistics"),
+        "export": (_cmd_export, "write every record of a user (all tiers) to a JSON Lines file"),
+        "import": (
+            _cmd_import,
+            "load JSON Lines exports into a memory directory (created if missing)",
+        ),
+        "consolidate": (
+            _cmd_consolidate,
+            "run a consolidation pass for a user, with progress bars",
+        ),
+        "stats": (_cmd_stats, "sizes per user and tier, staleness, consolidation, write-back"),
+        "verify": (
+            _cmd_verify,
+            "check a memory directory's files without opening or changing them",
+        ),
+        "repair": (_cmd_repair, "restore a lost pointer file from the manifest, then verify"),
+    }
+    cmd: dict[str, argparse.ArgumentParser] = {}
+    for name, (func, help_text) in commands.items():
+        p = cmd[name] = sub.add_parser(name, help=help_text, description=help_text)
+        p.set_defaults(func=func)
         p.add_argument("--width", type=int, default=None, help="output width (default: terminal)")
-        return p
+        if name != "demo":
+            p.add_argument("--path", required=True, help="memory directory")
+        if name in ("inspect", "export", "consolidate"):
+            p.add_argument("--user", required=True, help="user id")
 
-    demo = add("demo", "replay three stories with and without memory (offline)")
+    demo = cmd["demo"]
     demo.add_argument("--path", help="memory directory to create (default: a temporary one)")
     demo.add_argument("--model", default="offline", help="'offline' (default) or 'openai:<model>'")
     demo.add_argument("--budget", type=_positive, default=1000, help="memory tokens per turn")
-    demo.set_defaults(func=_cmd_demo)
-
-    inspect = add("inspect", "show a user's facts, episodes and tool statistics")
-    inspect.add_argument("--path", required=True, help="memory directory")
-    inspect.add_argument("--user", required=True, help="user id")
-    inspect.add_argument("--limit", type=_positive, default=50, help="rows per table")
-    inspect.set_defaults(func=_cmd_inspect)
-
-    export = add("export", "write every record of a user (all tiers) to a JSON Lines file")
-    export.add_argument("--path", required=True, help="memory directory")
-    export.add_argument("--user", required=True, help="user id")
-    export.add_argument("--out", required=True, help="output file (.jsonl)")
-    export.set_defaults(func=_cmd_export)
-
-    imp = add("import", "load JSON Lines exports into a memory directory (created if missing)")
-    imp.add_argument("--path", required=True, help="memory directory")
+    cmd["inspect"].add_argument("--limit", type=_positive, default=50, help="rows per table")
+    cmd["export"].add_argument("--out", required=True, help="output file (.jsonl)")
+    imp = cmd["import"]
     imp.add_argument("--user", help="import every record as this user (one-user files)")
     imp.add_argument(
         "--map",
@@ -414,28 +417,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="keep each record's own user (normalised); with --map, each user it does not name",
     )
     imp.add_argument("files", nargs="+", metavar="FILE", help="files from `tiered-memory export`")
-    imp.set_defaults(func=_cmd_import)
-
-    consolidate = add("consolidate", "run a consolidation pass for a user, with progress bars")
-    consolidate.add_argument("--path", required=True, help="memory directory")
-    consolidate.add_argument("--user", required=True, help="user id")
-    consolidate.add_argument(
+    cmd["consolidate"].add_argument(
         "--quiet", action="store_true", help="no progress bars (drawn only on a terminal)"
     )
-    consolidate.set_defaults(func=_cmd_consolidate)
-
-    stats = add("stats", "sizes per user and tier, staleness, consolidation, write-back")
-    stats.add_argument("--path", required=True, help="memory directory")
-    stats.add_argument("--json", action="store_true", help="print the figures as JSON")
-    stats.set_defaults(func=_cmd_stats)
-
-    verify = add("verify", "check a memory directory's files without opening or changing them")
-    verify.add_argument("--path", required=True, help="memory directory")
-    verify.set_defaults(func=_cmd_verify)
-
-    repair = add("repair", "restore a lost pointer file from the manifest, then verify")
-    repair.add_argument("--path", required=True, help="memory directory")
-    repair.set_defaults(func=_cmd_repair)
+    cmd["stats"].add_argument("--json", action="store_true", help="print the figures as JSON")
     return parser
 
 
@@ -474,11 +459,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _closed_pipe() -> int:
-    """The reader of ``stdout`` went away (``tiered-memory stats | head``): stop quietly.
-
-    Later writes, including the interpreter's own flush at exit, go to ``/dev/null``.
-    The exit code is 141, as for a command ended by ``SIGPIPE``.
-    """
+    """``stdout``'s reader went away (``... | head``): later writes go to /dev/null; exit 141."""
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, sys.stdout.fileno())
     os.close(devnull)

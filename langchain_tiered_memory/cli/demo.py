@@ -1,13 +1,9 @@
-"""The demo: three stories, two sessions each, with and without memory.
+"""The demo: three stories, two sessions each, with and without memory (docs/how-to/cli.md).
 
-The three failures of a model without memory that the memory-architecture
-design this library implements opens with (a forgotten shellfish allergy, two
-hours of deployment debugging repeated, a deprecated endpoint called again).
-:func:`run_demo` replays each story: session 1 writes what happened, a
-consolidation pass runs, and session 2 asks the follow-up with the user's memory
-and with an empty one. :func:`render_story` prints what session 2 knew and both
-answers. A :class:`SessionRunner` runs each turn: :class:`AgentRunner` through
-the LangGraph memory agent, :class:`ModelRunner` on the facade with one model call.
+:func:`run_demo` replays each story (session 1, consolidation, session 2 with the
+user's memory and with an empty one); :func:`render_story` prints it. A
+:class:`SessionRunner` runs each turn: :class:`AgentRunner` through the LangGraph
+memory agent, :class:`ModelRunner` on the facade with one model call.
 
 Examples:
     >>> import tempfile
@@ -28,6 +24,7 @@ import textwrap
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import zip_longest
 from typing import Any, Protocol
 
 from langchain_core.language_models import BaseChatModel
@@ -104,12 +101,8 @@ def render_table(
     out.append("-+-".join("-" * w for w in widths))
     for row in cells:
         wrapped = [_wrap_cell(c, w) for c, w in zip(row, widths, strict=True)]
-        for n in range(max(len(w) for w in wrapped)):
-            parts = [
-                (w[n] if n < len(w) else "").ljust(wd)
-                for w, wd in zip(wrapped, widths, strict=True)
-            ]
-            out.append(" | ".join(parts).rstrip())
+        for line in zip_longest(*wrapped, fillvalue=""):
+            out.append(" | ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)).rstrip())
     return "\n".join(out)
 
 
@@ -328,19 +321,17 @@ class AgentRunner:
     def __init__(self, model: BaseChatModel, *, token_budget: int = 1000) -> None:
         self.model = model
         self.token_budget = token_budget
-        self._graphs: dict[int, tuple[TieredMemory, Any]] = {}
+        self._graphs: dict[TieredMemory, Any] = {}
 
     def graph(self, memory: TieredMemory) -> Any:
         """The compiled memory agent over ``memory`` (built once)."""
-        entry = self._graphs.get(id(memory))
-        if entry is None or entry[0] is not memory:
+        if memory not in self._graphs:
             from langchain_tiered_memory.integrations.agent import create_memory_agent
 
-            graph = create_memory_agent(
+            self._graphs[memory] = create_memory_agent(
                 self.model, memory=memory, token_budget=self.token_budget, consolidate_every=None
             )
-            entry = self._graphs[id(memory)] = (memory, graph)
-        return entry[1]
+        return self._graphs[memory]
 
     def turn(self, memory: TieredMemory, user_id: str, message: str, *, session_id: str) -> Turn:
         """Run one turn of the agent graph for ``user_id`` in thread ``user_id/session_id``."""
@@ -404,17 +395,11 @@ class StoryResult:
 
 def empty_memory_like(memory: TieredMemory) -> TieredMemory:
     """A fresh, empty in-memory :class:`TieredMemory` with the same embeddings and tokenizer."""
-    store = (
-        InMemoryStore(
-            index={
-                "dims": len(memory.embeddings.embed_query("dimension probe")),
-                "embed": memory.embeddings,
-                "fields": ["text"],
-            }
-        )
-        if memory.embeddings is not None
-        else InMemoryStore()
-    )
+    embeddings = memory.embeddings
+    if embeddings is None:
+        return TieredMemory(InMemoryStore(), token_counter=memory.token_counter)
+    dims = len(embeddings.embed_query("dimension probe"))
+    store = InMemoryStore(index={"dims": dims, "embed": embeddings, "fields": ["text"]})
     return TieredMemory(store, token_counter=memory.token_counter)
 
 
@@ -423,17 +408,17 @@ def _session1(memory: TieredMemory, runner: SessionRunner, story: Story) -> list
     lines: list[str] = []
     if story.session1_message is not None:
         turn = runner.turn(memory, story.user_id, story.session1_message, session_id="session-1")
-        lines.append(f"user: {story.session1_message}")
-        lines.append(f"assistant: {turn.answer}")
+        lines += [f"user: {story.session1_message}", f"assistant: {turn.answer}"]
     if story.episode is not None:
         episode = story.episode()
         lines.append(f"task: {episode.task_description}")
         for n, step in enumerate(episode.trajectory, 1):
-            lines.append(f"  {n}. {step.action}")
-            lines.append(f"     -> {step.observation}")
+            lines += [f"  {n}. {step.action}", f"     -> {step.observation}"]
         hours = episode.duration_seconds / 3600
-        lines.append(f"outcome: {episode.outcome.value} after {hours:g} h")
-        lines.append(f"reflection: {episode.reflection}")
+        lines += [
+            f"outcome: {episode.outcome.value} after {hours:g} h",
+            f"reflection: {episode.reflection}",
+        ]
         user.queue_episode(episode)
     for record in story.tool_uses() if story.tool_uses is not None else []:
         status = "ok" if record.success else f"failed: {record.error_message}"
@@ -536,11 +521,8 @@ def render_story(result: StoryResult, index: int, total: int, *, width: int | No
         out += [_context_table(ctx, width), ""]
         out += _wrap_cell(ctx.text, width) if ctx.text else ["(no memory context)"]
         out.append("")
-    headers, answers = [], []
-    for label, turn in (("WITH", with_memory), ("WITHOUT", without_memory)):
-        if turn is not None:
-            headers.append(f"{label} memory ({turn.context.tokens} tokens of context)")
-            answers.append(turn.answer)
-    if headers:
-        out.append(render_table(headers, [answers], width=width))
+    turns = [(label, t) for label, t in (("WITH", with_memory), ("WITHOUT", without_memory)) if t]
+    if turns:
+        headers = [f"{label} memory ({t.context.tokens} tokens of context)" for label, t in turns]
+        out.append(render_table(headers, [[t.answer for _, t in turns]], width=width))
     return "\n".join(out) + "\n"

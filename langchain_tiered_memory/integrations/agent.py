@@ -1,18 +1,9 @@
 """``create_memory_agent``: the memory architecture as a compiled LangGraph graph.
 
-::
-
-    START -> retrieve -> generate <-> tools      (one LLM call, plus tool rounds)
-                            |
-                            v
-                         reflect -> writeback -> consolidate -> END
-                     (no LLM; writes queued on the durable outbox; consolidation
-                      started in a background thread)
-
 The run's user comes from its context (``context={"user_id": "alice"}``) or
 ``config["configurable"]["user_id"]``; the thread's conversation is kept by the
-checkpointer, what lasts across threads by the long-term memory. See
-docs/how-to/agent.md.
+checkpointer, what lasts across threads by the long-term memory. The graph and
+its nodes are drawn in docs/how-to/agent.md.
 
 Examples:
     >>> import tempfile

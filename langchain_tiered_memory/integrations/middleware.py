@@ -1,10 +1,8 @@
 """Tiered memory for LangChain 1.x ``create_agent``: a drop-in ``AgentMiddleware``.
 
 :class:`TieredMemoryMiddleware` does for any ``create_agent`` agent what the
-nodes of :func:`~langchain_tiered_memory.integrations.agent.create_memory_agent` do:
-retrieve before the agent, inject the memory into every model call, time tool
-calls, and after the agent queue the run's writes and start a consolidation
-every N turns; plus the three memory tools (see docs/how-to/middleware.md).
+nodes of :func:`~langchain_tiered_memory.integrations.agent.create_memory_agent`
+do (its hooks: docs/how-to/middleware.md).
 ``langchain`` is an optional extra: without it, importing this module raises
 :class:`ConfigurationError` naming ``pip install "langchain-tiered-memory[agents]"``.
 
@@ -37,9 +35,9 @@ from typing_extensions import NotRequired
 from langchain_tiered_memory.errors import ConfigurationError
 from langchain_tiered_memory.integrations.nodes.consolidate import ConsolidationScheduler
 from langchain_tiered_memory.integrations.nodes.generate import MEMORY_MESSAGE_ID
-from langchain_tiered_memory.integrations.nodes.reflect import reflect_turn
-from langchain_tiered_memory.integrations.nodes.retrieve import RetrieveNode, state_messages
-from langchain_tiered_memory.integrations.nodes.state import PendingWrites, resolve_user, thread_id
+from langchain_tiered_memory.integrations.nodes.reflect import ReflectNode
+from langchain_tiered_memory.integrations.nodes.retrieve import RetrieveNode
+from langchain_tiered_memory.integrations.nodes.state import PendingWrites, resolve_user
 from langchain_tiered_memory.integrations.nodes.tools import (
     atime_tool_call,
     create_memory_tools,
@@ -121,6 +119,7 @@ class TieredMemoryMiddleware(AgentMiddleware[TieredMemoryState, Any, Any]):
         super().__init__()
         self.memory = memory
         self.retriever = RetrieveNode(memory, token_budget=token_budget)
+        self.reflector = ReflectNode(clock=memory.clock)
         self.tools = create_memory_tools(memory) if memory_tools else []
         self.consolidation = consolidation or ConsolidationScheduler(
             memory, every=consolidate_every
@@ -177,12 +176,7 @@ class TieredMemoryMiddleware(AgentMiddleware[TieredMemoryState, Any, Any]):
     ) -> tuple[UserMemory, PendingWrites]:
         config = _run_config()
         user_id, agent_id = resolve_user(getattr(runtime, "context", None), config, state)
-        writes = reflect_turn(
-            state_messages(state),
-            session_id=thread_id(config),
-            memory_items=state.get("memory_items") or [],
-            now=self.memory.clock(),
-        )
+        writes = self.reflector(state, config)["pending_writes"]
         return self.memory.for_user(user_id, agent_id), writes
 
     def _turn_update(

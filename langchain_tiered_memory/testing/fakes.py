@@ -144,12 +144,10 @@ class ScriptedChatModel(BaseChatModel):
                     f"ScriptedChatModel ran out of replies after {self._position}: "
                     "add more responses or set default="
                 )
+        if callable(reply):  # a function of the input (replies and exceptions are not callable)
+            reply = reply(list(messages))
         if isinstance(reply, BaseException):
             raise reply
-        if callable(reply) and not isinstance(reply, (AIMessage, dict, str)):
-            reply = reply(list(messages))
-            if isinstance(reply, BaseException):
-                raise reply
         return reply
 
     def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> ChatResult:

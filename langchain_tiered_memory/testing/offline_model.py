@@ -41,9 +41,8 @@ _SEARCH = re.compile(
 )
 
 
-def parse_memory_frames(text: str) -> list[tuple[str, str]]:
-    """Return ``(section, memory text)`` for every memory line of the framed memory block."""
-    return parse_memory_block(text)
+parse_memory_frames = parse_memory_block
+"""``(section, memory text)`` for every memory line of the framed memory block."""
 
 
 def _words(text: str) -> set[str]:
@@ -85,21 +84,15 @@ class OfflineChatModel(BaseChatModel):
     def _llm_type(self) -> str:
         return "offline-memory-chat-model"
 
-    def _tool_named(self, fragment: str) -> str | None:
-        for tool in self.tools:
-            name = str(tool.get("function", {}).get("name", ""))
-            if fragment in name:
-                return name
-        return None
-
     def _tool_call(self, query: str) -> AIMessage | None:
+        names = [str(tool.get("function", {}).get("name", "")) for tool in self.tools]
         for pattern, fragment, arg in (
             (_REMEMBER, "remember", "fact"),
             (_FORGET, "forget", "query"),
             (_SEARCH, "search", "query"),
         ):
             match = pattern.match(query)
-            name = self._tool_named(fragment) if match else None
+            name = next((n for n in names if fragment in n), None) if match else None
             if match and name:
                 call_id = "call_" + uuid.uuid5(uuid.NAMESPACE_OID, name + query).hex[:12]
                 return AIMessage(

@@ -1,12 +1,6 @@
 """LangGraph nodes of the memory agent, each usable on its own in your graph.
 
-* ``retrieve``: assemble memory for the last user message (:func:`create_retrieve_node`);
-* ``generate``: one model call with memory, trimmed history, tools (:func:`create_generate_node`);
-* ``tools``: the tool node, timing each call (:func:`create_tools_node`);
-* ``reflect``: the turn as episode, facts, tool records (:func:`create_reflect_node`);
-* ``writeback``: queue those on the durable writer (:func:`create_writeback_node`);
-* ``consolidate``: background consolidation every N turns (:func:`create_consolidate_node`).
-
+One ``create_*_node`` factory per node (what each reads and writes: docs/how-to/agent.md);
 :class:`MemoryAgentState` declares every key they use;
 :func:`~langchain_tiered_memory.integrations.agent.create_memory_agent` wires them together.
 

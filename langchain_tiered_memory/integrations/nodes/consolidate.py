@@ -1,13 +1,10 @@
 """The ``consolidate`` node: start consolidation in the background, never block the turn.
 
 Every ``every`` turns of a user (counted in this process), or when the input
-sets ``consolidate_now: True``, the node starts :meth:`UserMemory.consolidate`
-in a background thread and returns at once; a request while the user's
-consolidation runs is skipped (the next one picks up the rest). A failure is
-logged, counted in ``memory.stats()["errors"]``, kept in
-:attr:`ConsolidationScheduler.failures` and shown as the next turn's
-``consolidation_status``. :meth:`ConsolidationScheduler.wait` lets running
-consolidations finish before the memory is closed.
+sets ``consolidate_now: True``, :meth:`UserMemory.consolidate` starts in a
+background thread; a request while the user's consolidation runs is skipped. A
+failure is counted in ``memory.stats()["errors"]``, kept in
+:attr:`ConsolidationScheduler.failures` and shown as the next ``consolidation_status``.
 
 Examples:
     >>> import tempfile
@@ -30,7 +27,6 @@ Examples:
 
 from __future__ import annotations
 
-import logging
 import threading
 from collections import Counter
 from dataclasses import dataclass
@@ -55,8 +51,6 @@ __all__ = [
     "ConsolidationScheduler",
     "create_consolidate_node",
 ]
-
-logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)

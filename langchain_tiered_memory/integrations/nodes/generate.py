@@ -110,18 +110,16 @@ class GenerateNode:
             head.append(SystemMessage(memory, id=MEMORY_MESSAGE_ID))
         return [*head, *fitted], tool_rounds(messages) < self.max_tool_rounds
 
-    def _runnable(self, with_tools: bool) -> Runnable[LanguageModelInput, BaseMessage]:
-        return self.bound if with_tools else self.model
-
     def __call__(self, state: Any, config: RunnableConfig | None = None) -> dict[str, Any]:
         """Run the node: ``{"messages": [reply]}``."""
         messages, with_tools = self.model_input(state)
-        return {"messages": [self._runnable(with_tools).invoke(messages, config)]}
+        return {"messages": [(self.bound if with_tools else self.model).invoke(messages, config)]}
 
     async def acall(self, state: Any, config: RunnableConfig | None = None) -> dict[str, Any]:
         """Async twin of :meth:`__call__`."""
         messages, with_tools = self.model_input(state)
-        return {"messages": [await self._runnable(with_tools).ainvoke(messages, config)]}
+        model = self.bound if with_tools else self.model
+        return {"messages": [await model.ainvoke(messages, config)]}
 
 
 def create_generate_node(

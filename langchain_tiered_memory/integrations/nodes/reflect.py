@@ -1,19 +1,11 @@
 """The ``reflect`` node: turn the finished turn into memory writes, without an LLM.
 
-From the current turn's messages it builds, deterministically:
-
-* an :class:`~langchain_tiered_memory.Episode`: the user's request as the
-  task, each tool call as a trajectory step (with what came back) and the
-  answer as the last step, an outcome (``success``; ``partial`` when a tool
-  failed but an answer came; ``failure`` when no answer came) and a short
-  reflection naming what was used and what failed;
-* the user's words of the turn, for fact extraction later (by the writer, off
-  the hot path), unless the turn called ``remember_fact`` or ``forget_memory``
-  (the tool already did what the user asked; extracting again would undo a forget);
-* one :class:`~langchain_tiered_memory.ToolUsageRecord` per tool call, its
-  success taken from the tool message's ``status`` and its time from the
-  ``execution_time_ms`` the agent's tool node records.
-
+From the current turn's messages :func:`reflect_turn` builds, deterministically, an
+:class:`~langchain_tiered_memory.Episode` (tool calls as steps, the answer last, an
+outcome and a short reflection), the user's words for fact extraction (none when the
+turn called ``remember_fact`` or ``forget_memory``: extracting again would undo a
+forget) and one :class:`~langchain_tiered_memory.ToolUsageRecord` per tool call
+(success from the tool message's ``status``, time from its ``execution_time_ms``).
 They are left in ``pending_writes`` for the ``writeback`` node.
 
 Examples:
@@ -160,9 +152,7 @@ def reflect_turn(
             )
         )
     failures = sum(1 for r in records if not r.success)
-    outcome = Outcome.PARTIAL if failures else Outcome.SUCCESS
-    if not answer:
-        outcome = Outcome.FAILURE
+    outcome = Outcome.FAILURE if not answer else Outcome.PARTIAL if failures else Outcome.SUCCESS
     tags = ["conversation", *sorted({r.tool_name for r in records})]
     episode = Episode(
         episode_id=episode_id,

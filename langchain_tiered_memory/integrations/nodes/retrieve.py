@@ -1,10 +1,8 @@
 """The ``retrieve`` node: assemble the memory context for the current query and user.
 
-Reads the last ``HumanMessage`` as the query and the run's user (context first,
-then ``config["configurable"]``), and stores the context the memory's
-``AssemblyConfig`` assembles (see docs/assembly.md) in ``memory_context``,
-``memory_items`` (plain dicts) and ``memory_tokens``. A tier that fails is
-reported in ``memory_errors`` while the others still answer; no LLM is called.
+The query is the last ``HumanMessage``; the context goes into ``memory_context``,
+``memory_items`` (plain dicts) and ``memory_tokens``, a failed tier into
+``memory_errors`` (the others still answer). No LLM is called.
 
 Examples:
     >>> import tempfile

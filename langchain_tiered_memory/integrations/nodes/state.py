@@ -108,11 +108,7 @@ def runtime_context(config: RunnableConfig | None) -> Any:
 
 
 def _lookup(source: Any, key: str) -> Any:
-    if source is None:
-        return None
-    if isinstance(source, Mapping):
-        return source.get(key)
-    return getattr(source, key, None)
+    return source.get(key) if isinstance(source, Mapping) else getattr(source, key, None)
 
 
 def resolve_user(

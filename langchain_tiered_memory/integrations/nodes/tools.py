@@ -23,9 +23,9 @@ Examples:
 
 from __future__ import annotations
 
-import logging
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import ToolMessage
@@ -44,7 +44,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "FORGET_TOOL",
-    "MEMORY_TOOL_NAMES",
     "REMEMBER_TOOL",
     "SEARCH_TOOL",
     "atime_tool_call",
@@ -54,12 +53,9 @@ __all__ = [
     "time_tool_call",
 ]
 
-logger = logging.getLogger(__name__)
-
 SEARCH_TOOL = "search_memory"
 REMEMBER_TOOL = "remember_fact"
 FORGET_TOOL = "forget_memory"
-MEMORY_TOOL_NAMES = frozenset({SEARCH_TOOL, REMEMBER_TOOL, FORGET_TOOL})
 
 _MAX_INPUT_CHARS = 2000
 
@@ -114,64 +110,57 @@ class _MemoryToolset:
             raise ToolException(f"Error: {exc}") from exc
         return self.memory.for_user(user, agent)
 
-    def failed(self, action: str, exc: Exception) -> ToolException:
-        if isinstance(exc, ToolException):
-            return exc
-        self.memory.runtime.record_error(f"tool.{action}", exc)
-        return ToolException(
-            f"Error: could not {action} ({type(exc).__name__}: {exc}). "
-            "Answer without it, and tell the user if it matters."
-        )
+    @contextmanager
+    def reporting(self, action: str) -> Iterator[None]:
+        """Turn a failure into the error text the model reads (and count it in the stats)."""
+        try:
+            yield
+        except ToolException:
+            raise
+        except Exception as exc:
+            self.memory.runtime.record_error(f"tool.{action}", exc)
+            raise ToolException(
+                f"Error: could not {action} ({type(exc).__name__}: {exc}). "
+                "Answer without it, and tell the user if it matters."
+            ) from exc
 
     def search_memory(self, query: str, config: RunnableConfig) -> str:
         """Search long-term memory (facts, past episodes, tool lessons) about the user."""
-        try:
+        with self.reporting("search memory"):
             text = _check_text(query, "query to search")
             return format_search_results(self.user(config).search(text, top_k=self.top_k))
-        except Exception as exc:
-            raise self.failed("search memory", exc) from exc
 
     async def asearch_memory(self, query: str, config: RunnableConfig) -> str:
         """Search long-term memory (facts, past episodes, tool lessons) about the user."""
-        try:
+        with self.reporting("search memory"):
             text = _check_text(query, "query to search")
             return format_search_results(await self.user(config).asearch(text, top_k=self.top_k))
-        except Exception as exc:
-            raise self.failed("search memory", exc) from exc
 
     def remember_fact(self, fact: str, config: RunnableConfig) -> str:
         """Remember a fact about the user for future sessions, e.g. 'I am vegetarian'."""
-        try:
+        with self.reporting("remember the fact"):
             text = _check_text(fact, "fact to remember")
             self.user(config).queue_remember(text)
             return f"Noted; I will remember: {text}"
-        except Exception as exc:
-            raise self.failed("remember the fact", exc) from exc
 
     async def aremember_fact(self, fact: str, config: RunnableConfig) -> str:
         """Remember a fact about the user for future sessions, e.g. 'I am vegetarian'."""
-        try:
+        with self.reporting("remember the fact"):
             text = _check_text(fact, "fact to remember")
             await self.user(config).aqueue_remember(text)
             return f"Noted; I will remember: {text}"
-        except Exception as exc:
-            raise self.failed("remember the fact", exc) from exc
 
     def forget_memory(self, query: str, config: RunnableConfig) -> str:
         """Forget the remembered facts that best match the description (restorable)."""
-        try:
+        with self.reporting("forget"):
             text = _check_text(query, "query to forget")
             return _format_forgotten(self.user(config).forget(text))
-        except Exception as exc:
-            raise self.failed("forget", exc) from exc
 
     async def aforget_memory(self, query: str, config: RunnableConfig) -> str:
         """Forget the remembered facts that best match the description (restorable)."""
-        try:
+        with self.reporting("forget"):
             text = _check_text(query, "query to forget")
             return _format_forgotten(await self.user(config).aforget(text))
-        except Exception as exc:
-            raise self.failed("forget", exc) from exc
 
 
 def create_memory_tools(
@@ -194,16 +183,14 @@ def create_memory_tools(
         text (``status="error"``) instead of raising.
     """
     tools = _MemoryToolset(memory, user_id, agent_id, top_k)
-    pairs = (
-        (SEARCH_TOOL, tools.search_memory, tools.asearch_memory),
-        (REMEMBER_TOOL, tools.remember_fact, tools.aremember_fact),
-        (FORGET_TOOL, tools.forget_memory, tools.aforget_memory),
-    )
     return [
         StructuredTool.from_function(
-            func=func, coroutine=coroutine, name=name, handle_tool_error=True
+            func=getattr(tools, name),
+            coroutine=getattr(tools, "a" + name),
+            name=name,
+            handle_tool_error=True,
         )
-        for name, func, coroutine in pairs
+        for name in (SEARCH_TOOL, REMEMBER_TOOL, FORGET_TOOL)
     ]
 
 
