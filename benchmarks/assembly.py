@@ -1,4 +1,4 @@
-"""Latency of ``build_memory_context`` with many memories for one user (issue 6).
+"""Latency of ``build_memory_context`` with many memories for one user.
 
 Fills a fresh embedded store with N memories for the target user (episodes and
 facts in the tiers' own record formats, written in batches so the store embeds
