@@ -27,7 +27,7 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any, Literal
 
@@ -136,13 +136,18 @@ class AssemblyConfig:
                 raise ConfigurationError(
                     f"AssemblyConfig.{name} must be a number in [0, {top:g}], got {value!r}"
                 )
-        for f in fields(self):  # the counts: max_profile_facts, the top_ks, min_trim_tokens
-            value = getattr(self, f.name)
-            if f.type == "int" and (
-                isinstance(value, bool) or not isinstance(value, int) or value < 0
-            ):
+        for name in (
+            "max_profile_facts",
+            "knowledge_top_k",
+            "experiences_top_k",
+            "turns_top_k",
+            "strategies_top_k",
+            "min_trim_tokens",
+        ):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise ConfigurationError(
-                    f"AssemblyConfig.{f.name} must be an int >= 0, got {value!r}"
+                    f"AssemblyConfig.{name} must be an int >= 0, got {value!r}"
                 )
 
 

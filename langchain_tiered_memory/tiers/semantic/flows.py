@@ -8,7 +8,7 @@ async methods of ``SemanticMemory`` share every line of logic.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, TypeAlias, TypeVar
 
@@ -549,12 +549,18 @@ def remember_from_text(
                 continue
             speaker = eid == subject
             etype, name = ("user", None) if speaker else (found.entity_type, found.entity_name)
-            base = FactRequest(
-                eid, "", None, None, 0.8, source_episode_id, etype, extraction.extractor
-            )
             for item in found.facts:
                 try:
-                    request = replace(base, **item.model_dump())
+                    request = FactRequest(
+                        eid,
+                        item.content,
+                        item.attribute,
+                        item.value,
+                        item.confidence,
+                        source_episode_id,
+                        etype,
+                        extraction.extractor,
+                    )
                     write = yield from store_fact(ctx, request, entity_name=name, confirmed=seen)
                 except InvalidInputError as exc:
                     result.errors.append(f"skipped extracted fact {item.content!r}: {exc}")
