@@ -138,24 +138,22 @@ def _setup_calls(c: rq.Collection) -> Calls:
     return info
 
 
-def _index_schema(name: str) -> models.PayloadSchemaParams:
-    """The index of payload field ``name`` (links and layout as in :mod:`.requests`)."""
+def _index_call(collection: str, name: str) -> Call:
+    """Index payload field ``name`` (links and layout as in :mod:`.requests`)."""
     linked = name in rq.LINKED_INDEXES
+    schema: models.PayloadSchemaParams
     if name in rq.KEYWORD_INDEXES:
-        return models.KeywordIndexParams(
+        schema = models.KeywordIndexParams(
             type=models.KeywordIndexType.KEYWORD,
             enable_hnsw=linked,
             is_tenant=True if name == rq.TENANT_INDEX else None,
         )
-    if name in rq.INTEGER_INDEXES:
-        return models.IntegerIndexParams(
+    elif name in rq.INTEGER_INDEXES:
+        schema = models.IntegerIndexParams(
             type=models.IntegerIndexType.INTEGER, lookup=True, range=True, enable_hnsw=linked
         )
-    return models.FloatIndexParams(type=models.FloatIndexType.FLOAT, enable_hnsw=linked)
-
-
-def _index_call(collection: str, name: str) -> Call:
-    schema = _index_schema(name)
+    else:
+        schema = models.FloatIndexParams(type=models.FloatIndexType.FLOAT, enable_hnsw=linked)
     kwargs = {"collection_name": collection, "field_name": name, "field_schema": schema}
     return Call("create_payload_index", {**kwargs, "wait": True})
 
@@ -217,7 +215,6 @@ def _calls(name: str, request: Any, indexed: set[str]) -> Calls:
 
 @contextmanager
 def _client_errors() -> Iterator[None]:
-    """Raise a failed client request as a :class:`BackendError`."""
     try:
         yield
     except (BackendError, ConfigurationError):

@@ -370,7 +370,6 @@ class Planner:
         return results
 
     def _sweep_due(self, now_us: int) -> bool:
-        """Whether ``ttl['sweep_interval_minutes']`` has passed since the last sweep."""
         minutes = (self.ttl or {}).get("sweep_interval_minutes")
         if not minutes:
             return False
@@ -555,11 +554,4 @@ def _ttl(ttl: Any) -> float | None:
 
 
 def _search_item(item: Item, score: float | None) -> SearchItem:
-    return SearchItem(
-        namespace=item.namespace,
-        key=item.key,
-        value=item.value,
-        created_at=item.created_at,
-        updated_at=item.updated_at,
-        score=score,
-    )
+    return SearchItem(item.namespace, item.key, item.value, item.created_at, item.updated_at, score)

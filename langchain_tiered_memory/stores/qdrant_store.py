@@ -137,8 +137,7 @@ class QdrantMemoryStore(BaseStore):
                 f"collection must be a non-empty name without '/', got {collection!r}"
             )
         check_distance_type(index)
-        if fusion is not None:
-            check_unit_fusion(fusion)
+        check_unit_fusion(fusion)
         self._planner = Planner(
             collection=collection,
             index=index,
@@ -500,7 +499,6 @@ class QdrantMemoryStore(BaseStore):
         return await asyncio.to_thread(self.warm)
 
     def _edge(self) -> EdgeEngine | None:
-        """The embedded engine, set up (None on a client engine)."""
         if not isinstance(self.engine, EdgeEngine):
             return None
         if not self._ready:
@@ -707,14 +705,14 @@ def check_distance_type(index: IndexConfig | None) -> None:
         )
 
 
-def check_unit_fusion(fusion: FusionConfig) -> None:
+def check_unit_fusion(fusion: FusionConfig | None) -> None:
     """Refuse a hybrid fusion whose scores would leave ``[0, 1]``.
 
     Raises:
         ConfigurationError: A retriever is normalised by ``"zscore"`` or ``"none"``.
     """
     if not isinstance(fusion, FusionConfig) or fusion.method != "score":
-        return  # the planner reports a wrong type; RRF scores are in [0, 1]
+        return  # None is the default; the planner reports a wrong type; RRF scores are in [0, 1]
     for name in ("dense", "lexical"):
         method = fusion.method_of(name)
         if method not in IN_UNIT:
@@ -730,15 +728,13 @@ def _check_paths(*paths: NamespacePath | None) -> None:
             check_namespace(path, allow_empty=True)
 
 
-def _written(ops: Sequence[Op]) -> list[tuple[str, ...]]:
+def _written(ops: Sequence[Op]) -> set[tuple[str, ...]]:
     """The namespaces a batch puts or deletes items in, each once (valid ones only)."""
-    return list(
-        dict.fromkeys(
-            tuple(op.namespace)
-            for op in ops
-            if isinstance(op, PutOp) and all(type(label) is str for label in op.namespace)
-        )
-    )
+    return {
+        tuple(op.namespace)
+        for op in ops
+        if isinstance(op, PutOp) and all(type(label) is str for label in op.namespace)
+    }
 
 
 def _single(request: Any) -> Plan[Any]:

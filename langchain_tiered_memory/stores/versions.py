@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import itertools
 import threading
+from collections import Counter
 from collections.abc import Hashable, Iterable, Iterator
 from contextlib import contextmanager
 
@@ -45,12 +46,12 @@ class NamespaceVersions:
         self._lock = threading.Lock()
         self._epoch = next(_EPOCHS)
         self._everything = 0
-        self._counts: dict[tuple[str, ...], int] = {}
+        self._counts: Counter[tuple[str, ...]] = Counter()
 
     def token(self, prefix: tuple[str, ...]) -> Hashable:
         """The current version of everything under ``prefix``."""
         with self._lock:
-            return (self._epoch, self._everything, self._counts.get(tuple(prefix), 0))
+            return (self._epoch, self._everything, self._counts[tuple(prefix)])
 
     def bump(self, namespaces: Iterable[tuple[str, ...]]) -> None:
         """Record writes to ``namespaces`` (each of their prefixes moves once)."""
@@ -61,8 +62,7 @@ class NamespaceVersions:
             if len(self._counts) + len(prefixes) > MAX_PREFIXES:
                 self._counts.clear()
                 self._everything += 1
-            for prefix in prefixes:
-                self._counts[prefix] = self._counts.get(prefix, 0) + 1
+            self._counts.update(prefixes)
 
     def bump_all(self) -> None:
         """Record a write that may have touched any namespace."""

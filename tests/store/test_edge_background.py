@@ -390,6 +390,6 @@ def test_the_two_engines_link_the_same_indexes() -> None:
     assert edge_build.LINKED_INDEXES == requests.LINKED_INDEXES
     assert edge_build.TENANT_INDEX == requests.TENANT_INDEX
     for name in (*requests.KEYWORD_INDEXES, *requests.INTEGER_INDEXES, "value.t"):
-        schema = engine_client._index_schema(name)
+        schema = engine_client._index_call("memories", name).kwargs["field_schema"]
         assert schema.enable_hnsw is (name in requests.LINKED_INDEXES)
         assert bool(getattr(schema, "is_tenant", None)) is (name == requests.TENANT_INDEX)
