@@ -107,10 +107,8 @@ class AccessCounts:
     def peek(self, namespace: Namespace, ids: Sequence[str]) -> dict[str, Count]:
         """The unsaved counts of ``ids`` (those with one)."""
         with self._lock:
-            unsaved = self._unsaved.get(namespace)
-            if unsaved is None:
-                return {}
-            return {i: unsaved.counts[i] for i in ids if i in unsaved.counts}
+            counts = self._unsaved[namespace].counts if namespace in self._unsaved else {}
+            return {i: counts[i] for i in ids if i in counts}
 
     def discard(self, namespace: Namespace, ids: Sequence[str]) -> None:
         """Forget the unsaved counts of deleted records."""

@@ -311,8 +311,6 @@ def lexical_relevance(terms: Mapping[str, float], document: frozenset[str]) -> f
         >>> round(lexical_relevance(terms, docs[0]), 2), lexical_relevance(terms, docs[1])
         (0.44, 0.0)
     """
-    if not terms:
-        return 0.0
     top = sorted(terms.values(), reverse=True)[:MATCH_SATURATION]
     matched = sum(w for t, w in terms.items() if t in document)
     return min(1.0, matched / sum(top)) if sum(top) > 0 else 0.0
