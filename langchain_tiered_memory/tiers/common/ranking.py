@@ -100,9 +100,8 @@ class RankingConfig:
             raise ConfigurationError(
                 f"relevance_scale is {self.relevance_scale!r}: use 'relative' or 'absolute'"
             )
-        for name, weight in zip(
-            ("relevance_weight", "recency_weight", "importance_weight"), self.weights, strict=True
-        ):
+        for name in ("relevance_weight", "recency_weight", "importance_weight"):
+            weight = getattr(self, name)
             if not math.isfinite(weight) or weight < 0:
                 raise ConfigurationError(f"{name} is {weight!r}: use a finite number >= 0")
         if sum(self.weights) <= 0:
