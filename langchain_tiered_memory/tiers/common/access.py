@@ -120,10 +120,8 @@ class AccessCounts:
     def take(self, prefix: Namespace = ()) -> dict[Namespace, _Unsaved]:
         """Remove and return the unsaved counts under ``prefix`` (all: ``()``)."""
         with self._lock:
-            taken = {ns: u for ns, u in self._unsaved.items() if ns[: len(prefix)] == prefix}
-            for namespace in taken:
-                del self._unsaved[namespace]
-            return taken
+            matching = [ns for ns in self._unsaved if ns[: len(prefix)] == prefix]
+            return {ns: self._unsaved.pop(ns) for ns in matching}
 
     def give_back(self, taken: dict[Namespace, _Unsaved]) -> None:
         """Add ``taken`` to the unsaved counts (what a failed save did not write, new accesses)."""
