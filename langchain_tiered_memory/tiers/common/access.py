@@ -107,10 +107,8 @@ class AccessCounts:
     def peek(self, namespace: Namespace, ids: Sequence[str]) -> dict[str, Count]:
         """The unsaved counts of ``ids`` (those with one)."""
         with self._lock:
-            unsaved = self._unsaved.get(namespace)
-            if unsaved is None:
-                return {}
-            return {i: unsaved.counts[i] for i in ids if i in unsaved.counts}
+            counts = self._unsaved[namespace].counts if namespace in self._unsaved else {}
+            return {i: counts[i] for i in ids if i in counts}
 
     def discard(self, namespace: Namespace, ids: Sequence[str]) -> None:
         """Forget the unsaved counts of deleted records."""
@@ -122,10 +120,8 @@ class AccessCounts:
     def take(self, prefix: Namespace = ()) -> dict[Namespace, _Unsaved]:
         """Remove and return the unsaved counts under ``prefix`` (all: ``()``)."""
         with self._lock:
-            taken = {ns: u for ns, u in self._unsaved.items() if ns[: len(prefix)] == prefix}
-            for namespace in taken:
-                del self._unsaved[namespace]
-            return taken
+            matching = [ns for ns in self._unsaved if ns[: len(prefix)] == prefix]
+            return {ns: self._unsaved.pop(ns) for ns in matching}
 
     def give_back(self, taken: dict[Namespace, _Unsaved]) -> None:
         """Add ``taken`` to the unsaved counts (what a failed save did not write, new accesses)."""

@@ -100,9 +100,8 @@ class RankingConfig:
             raise ConfigurationError(
                 f"relevance_scale is {self.relevance_scale!r}: use 'relative' or 'absolute'"
             )
-        for name, weight in zip(
-            ("relevance_weight", "recency_weight", "importance_weight"), self.weights, strict=True
-        ):
+        for name in ("relevance_weight", "recency_weight", "importance_weight"):
+            weight = getattr(self, name)
             if not math.isfinite(weight) or weight < 0:
                 raise ConfigurationError(f"{name} is {weight!r}: use a finite number >= 0")
         if sum(self.weights) <= 0:
@@ -311,8 +310,6 @@ def lexical_relevance(terms: Mapping[str, float], document: frozenset[str]) -> f
         >>> round(lexical_relevance(terms, docs[0]), 2), lexical_relevance(terms, docs[1])
         (0.44, 0.0)
     """
-    if not terms:
-        return 0.0
     top = sorted(terms.values(), reverse=True)[:MATCH_SATURATION]
     matched = sum(w for t, w in terms.items() if t in document)
     return min(1.0, matched / sum(top)) if sum(top) > 0 else 0.0

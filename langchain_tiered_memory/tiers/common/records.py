@@ -45,7 +45,6 @@ __all__ = [
     "arun_plan",
     "check_stored_size",
     "from_epoch",
-    "paginate",
     "run_plan",
     "search_all",
     "to_epoch",
@@ -105,16 +104,14 @@ async def arun_plan(store: BaseStore, plan: Plan[T]) -> T:
         return await plans.arun_plan(plan, execute)
 
 
-def paginate(
-    namespace: Namespace,
-    filters: Sequence[dict[str, Any] | None],
-    *,
-    page_size: int = PAGE_SIZE,
-) -> Plan[list[list[SearchItem]]]:
-    """Read every item matching each filter (no query), one batch per page round.
+def search_all(
+    namespace: Namespace, filters: Sequence[dict[str, Any] | None], *, page_size: int = PAGE_SIZE
+) -> Plan[list[SearchItem]]:
+    """Read every item matching any of ``filters`` (no query), one batch per page round.
 
-    The filtering runs in the store; this only walks the pages. One filter per
-    result list, so several filters (an OR of conditions) share round trips.
+    The filtering runs in the store; this only walks the pages. Several filters (an OR
+    of conditions) share round trips; the items come filter by filter, without duplicate
+    keys.
     """
     results: list[list[SearchItem]] = [[] for _ in filters]
     open_ix = list(range(len(filters)))
@@ -130,17 +127,9 @@ def paginate(
                 still_open.append(i)
         open_ix = still_open
         offset += page_size
-    return results
-
-
-def search_all(
-    namespace: Namespace, filters: Sequence[dict[str, Any] | None], *, page_size: int = PAGE_SIZE
-) -> Plan[list[SearchItem]]:
-    """Like :func:`paginate`, merged into one list without duplicate keys (an OR)."""
-    pages = yield from paginate(namespace, filters, page_size=page_size)
     merged: dict[str, SearchItem] = {}
-    for item in chain.from_iterable(pages):
-        merged.setdefault(item.key, item)  # the first page that has a key keeps its place
+    for item in chain.from_iterable(results):
+        merged.setdefault(item.key, item)  # the first filter that has a key keeps its place
     return list(merged.values())
 
 

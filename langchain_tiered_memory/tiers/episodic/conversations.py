@@ -283,14 +283,13 @@ class ConversationIndex:
         check_top_k(top_k)
         flt = {tag_field(t): TAG_FLAG for t in normalize_tags(topics)} if topics else None
         (items,) = yield StoreOps((SearchOp(self.namespace, flt, max(top_k * 4, 20), 0, query),))
-        now = self._args.now()
         records = {i.key: (ConversationRecord.from_value(i.value), i.score) for i in items}
         ranked = rank_candidates(
             list(records.values()),
             similarity=lambda pair: pair[1],
             timestamp=lambda pair: pair[0].ended_at,
             importance=lambda _: 0.0,
-            now=now,
+            now=self._args.now(),
             config=self.ranking,
         )
         return [RelatedConversation(rec, s) for (rec, _), s in ranked[:top_k]]

@@ -186,14 +186,13 @@ class EpisodicMemory(CountsAccess):
         self, episode: Episode | dict[str, Any], reflector: EpisodeReflector | None
     ) -> Plan[Episode]:
         ep = validate_episode(episode, self._args.now())
-        wants_reflection = reflector is not None and not ep.reflection.strip()
-        if wants_reflection:
+        if reflector is not None and not ep.reflection.strip():
             ep = ep.model_copy(update={"reflection_status": ReflectionStatus.PENDING})
-        elif ep.reflection.strip() and ep.reflection_status is ReflectionStatus.NONE:
+            yield StoreOps((self._put(ep),))  # stored before any model call: nothing is lost
+            return (yield from self._reflect_plan(ep, reflector))
+        if ep.reflection.strip() and ep.reflection_status is ReflectionStatus.NONE:
             ep = ep.model_copy(update={"reflection_status": ReflectionStatus.DONE})
-        yield StoreOps((self._put(ep),))  # stored before any model call: nothing is lost
-        if wants_reflection and reflector is not None:
-            ep = yield from self._reflect_plan(ep, reflector)
+        yield StoreOps((self._put(ep),))
         return ep
 
     def _reflect_plan(self, episode: Episode, reflector: EpisodeReflector) -> Plan[Episode]:
@@ -328,17 +327,15 @@ class EpisodicMemory(CountsAccess):
     def _pin_plan(self, episode_id: str, pinned: bool) -> Plan[Episode]:
         if not isinstance(pinned, bool):
             raise InvalidInputError(f"pinned is {pinned!r}: pass True to pin or False to unpin")
-        (item,) = yield StoreOps((GetOp(self.namespace, episode_id),))
-        if item is None:
+        episode = yield from self._get_plan(episode_id)
+        if episode is None:
             raise InvalidInputError(
                 f"no episode with id {episode_id!r} in this scope: pass an episode_id from "
                 "record() or a retrieval of the same user"
             )
-        episode = episode_from_value(item.value)
         if episode.pinned != pinned:
             episode = episode.model_copy(update={"pinned": pinned})
             yield StoreOps((self._put(episode),))
-        (episode,) = yield from self._access_plan([episode], bump=False)
         return episode
 
     def _delete_plan(self, episode_id: str) -> Plan[None]:

@@ -192,10 +192,7 @@ class Episode(BaseModel):
 
     _finite_duration = field_validator("duration_seconds", mode="after")(finite_field)
 
-    @field_validator("tags", mode="before")
-    @classmethod
-    def _tags(cls, value: Any) -> list[str]:
-        return normalize_tags(value)
+    _tags = field_validator("tags", mode="before")(normalize_tags)
 
     @model_validator(mode="after")
     def _session_from_context(self) -> Episode:

@@ -127,18 +127,14 @@ def index_texts(turns: Sequence[Utterance], config: EnrichConfig | None = None) 
     """
     cfg = config or EnrichConfig()
     plain = [format_utterance(t, cfg) for t in turns]
+
+    def context(i: int, span: range) -> list[str]:
+        return [plain[j] for j in span if turns[j].session == turns[i].session]
+
     out = []
     for i, turn in enumerate(turns):
-        before = [
-            plain[j]
-            for j in range(max(0, i - cfg.context_before), i)
-            if turns[j].session == turn.session
-        ]
-        after = [
-            plain[j]
-            for j in range(i + 1, min(len(turns), i + 1 + cfg.context_after))
-            if turns[j].session == turn.session
-        ]
+        before = context(i, range(max(0, i - cfg.context_before), i))
+        after = context(i, range(i + 1, min(len(turns), i + 1 + cfg.context_after)))
         own = format_utterance(turn, cfg, with_date=cfg.include_date)
         repeats = [plain[i]] * (cfg.turn_weight - 1)
         out.append(cfg.separator.join([*before, own, *repeats, *after]))

@@ -83,15 +83,6 @@ class AddTurnsResult:
     written: int
 
 
-def _check_session(session_id: Any) -> str:
-    if not isinstance(session_id, str) or not session_id.strip():
-        raise InvalidInputError(
-            f"session_id is {session_id!r}: pass a non-empty string naming the conversation "
-            "sitting, e.g. 'session-1'"
-        )
-    return session_id.strip()
-
-
 def _validate_turns(turns: Sequence[TurnInput]) -> list[ConversationTurn]:
     if isinstance(turns, (str, bytes, Mapping)) or not isinstance(turns, Sequence):
         raise InvalidInputError(
@@ -111,12 +102,6 @@ def _validate_turns(turns: Sequence[TurnInput]) -> list[ConversationTurn]:
     return checked
 
 
-def _check_query(query: Any, top_k: Any) -> None:
-    if not isinstance(query, str) or not query.strip():
-        raise InvalidInputError(f"query is {query!r}: pass the question to find turns for")
-    check_top_k(top_k)
-
-
 def _merge(
     session_id: str, existing: list[StoredTurn], new: list[ConversationTurn]
 ) -> tuple[list[StoredTurn], list[str]]:
@@ -124,25 +109,20 @@ def _merge(
 
     A new turn whose id is stored replaces it in place; others are appended.
     """
-    turns = sorted(existing, key=lambda t: t.position)
-    index = {t.turn_id: i for i, t in enumerate(turns)}
-    next_position = turns[-1].position + 1 if turns else 0
+    turns = {t.turn_id: t for t in sorted(existing, key=lambda t: t.position)}
+    next_position = max((t.position for t in existing), default=-1) + 1
     ids = []
     for turn in new:
         turn_id = turn.turn_id or f"{session_id}:{next_position}"
-        at = index.get(turn_id)
-        position = turns[at].position if at is not None else next_position
-        stored = StoredTurn(
+        old = turns.get(turn_id)
+        position = next_position if old is None else old.position
+        turns[turn_id] = StoredTurn(
             turn_id, session_id, position, turn.speaker, turn.text, turn.time, turn.caption
         )
-        if at is None:
-            index[turn_id] = len(turns)
-            turns.append(stored)
+        if old is None:
             next_position += 1
-        else:
-            turns[at] = stored
         ids.append(turn_id)
-    return turns, ids
+    return list(turns.values()), ids
 
 
 def _neighbours(turns: Mapping[str, StoredTurn]) -> dict[str, list[str]]:
@@ -202,7 +182,12 @@ class ConversationTurns:
     # -- plans ---------------------------------------------------------------------
 
     def _add_plan(self, session_id: str, turns: Sequence[TurnInput]) -> Plan[AddTurnsResult]:
-        sid = _check_session(session_id)
+        if not isinstance(session_id, str) or not session_id.strip():
+            raise InvalidInputError(
+                f"session_id is {session_id!r}: pass a non-empty string naming the conversation "
+                "sitting, e.g. 'session-1'"
+            )
+        sid = session_id.strip()
         new = _validate_turns(turns)
         if not new:
             return AddTurnsResult([], 0)
@@ -218,24 +203,22 @@ class ConversationTurns:
         stored = yield from search_all(self.namespace, [{"session_id": sid}])
         old_values = {i.key: i.value for i in stored}
         merged, ids = _merge(sid, [stored_turn(v) for v in old_values.values()], new)
-        puts = self._puts(merged, old_values)
+        utterances = [Utterance(t.speaker, t.text, t.session_id, t.time, t.caption) for t in merged]
+        dense = index_texts(utterances, self.config.dense_enrich)
+        lexical = index_texts(utterances, self.config.lexical_enrich)
+        puts = []
+        for turn, d, lx in zip(merged, dense, lexical, strict=True):
+            value = turn_value(turn, d, lx)
+            if old_values.get(turn.turn_id) != value:
+                puts.append(PutOp(self.namespace, turn.turn_id, value, index=[DENSE_FIELD]))
         if puts:
             yield StoreOps(tuple(puts))
         return AddTurnsResult(ids, len(puts))
 
-    def _puts(self, turns: list[StoredTurn], old: Mapping[str, Any]) -> list[PutOp]:
-        utterances = [Utterance(t.speaker, t.text, t.session_id, t.time, t.caption) for t in turns]
-        dense = index_texts(utterances, self.config.dense_enrich)
-        lexical = index_texts(utterances, self.config.lexical_enrich)
-        puts = []
-        for turn, d, lx in zip(turns, dense, lexical, strict=True):
-            value = turn_value(turn, d, lx)
-            if old.get(turn.turn_id) != value:
-                puts.append(PutOp(self.namespace, turn.turn_id, value, index=[DENSE_FIELD]))
-        return puts
-
     def _search_plan(self, query: str, top_k: int) -> Plan[list[TurnHit]]:
-        _check_query(query, top_k)
+        if not isinstance(query, str) or not query.strip():
+            raise InvalidInputError(f"query is {query!r}: pass the question to find turns for")
+        check_top_k(top_k)
         cfg = self.config
         limit = max(cfg.candidates, top_k)
         (items,) = yield StoreOps((SearchOp(self.namespace, None, limit, 0, query),))

@@ -98,14 +98,11 @@ def apply_session_boost(
     """
     if check_boost_weight("session", weight) == 0:
         return list(fused)
-    best: dict[Hashable, list[float]] = {}  # session -> its two best positive scores
+    positive: dict[Hashable, list[float]] = {}  # session -> its candidates' positive scores
     for key, score in fused:
-        session = sessions.get(key)
-        if session is not None:
-            top = best.setdefault(session, [])
-            top.append(max(0.0, score))
-            top.sort(reverse=True)
-            del top[2:]
+        if (session := sessions.get(key)) is not None:
+            positive.setdefault(session, []).append(max(0.0, score))
+    best = {session: sorted(top, reverse=True)[:2] for session, top in positive.items()}
     out = []
     for key, score in fused:
         session = sessions.get(key)

@@ -276,24 +276,18 @@ class MessageLog:
                     last.priority = priority
                     self.by_priority[priority].append(last)
                 return
-            self._append(Group(position, [message], [count], priority, "chat", orphan=True))
-            return
+        kind: Literal["system", "chat", "tools"] = "tools" if calls else "chat"
         if message.type == "system":
-            self._append(Group(position, [message], [count], Priority.CRITICAL, "system"))
-            return
-        if calls:
-            pending = {str(c.get("id") or "") for c in calls}
-            self._append(Group(position, [message], [count], priority, "tools", pending=pending))
-            return
-        self._append(Group(position, [message], [count], priority, "chat"))
-
-    def _append(self, group: Group) -> None:
+            kind, priority = "system", Priority.CRITICAL
+        pending = {str(c.get("id") or "") for c in calls}
+        orphan = isinstance(message, ToolMessage)  # a result with no open call
+        group = Group(position, [message], [count], priority, kind, pending, orphan)
         self.groups.append(group)
-        if group.kind == "system":
+        if kind == "system":
             self.systems.append(group)
         else:
             self.chat.append(group)
-            self.by_priority[group.priority].append(group)
+            self.by_priority[priority].append(group)
 
     def extend(self, messages: Sequence[BaseMessage]) -> None:
         """Append several messages (default priorities)."""

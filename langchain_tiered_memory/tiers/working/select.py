@@ -92,11 +92,6 @@ def _cut(original: Group, fitted: Group) -> int:
     return sum(a is not b for a, b in zip(original.messages, fitted.messages, strict=True))
 
 
-def _order_key(group: Group) -> tuple[int, int]:
-    # The summary goes just before the conversation message it replaces the past of.
-    return (group.start, 0 if group.kind == "summary" else 1)
-
-
 def select_groups(
     systems: Sequence[Group],
     candidates: Iterable[Group],
@@ -147,5 +142,6 @@ def select_groups(
             trimmed += _cut(group, fitted)
         elif contiguous:
             break
-    kept.sort(key=_order_key)
+    # The summary goes just before the conversation message it replaces the past of.
+    kept.sort(key=lambda g: (g.start, g.kind != "summary"))
     return Selection(kept, max_tokens - room, trimmed, invalid)
