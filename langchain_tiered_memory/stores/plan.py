@@ -554,4 +554,11 @@ def _ttl(ttl: Any) -> float | None:
 
 
 def _search_item(item: Item, score: float | None) -> SearchItem:
-    return SearchItem(item.namespace, item.key, item.value, item.created_at, item.updated_at, score)
+    return SearchItem(
+        namespace=item.namespace,
+        key=item.key,
+        value=item.value,
+        created_at=item.created_at,
+        updated_at=item.updated_at,
+        score=score,
+    )
