@@ -36,7 +36,6 @@ __all__ = [
     "MAX_DEPTH",
     "MAX_VALUE_BYTES",
     "ValueLayout",
-    "build_payload",
     "created_of",
     "dumps",
     "encode_ns",
@@ -412,31 +411,6 @@ def item_payload(
     if ttl_minutes is not None:
         payload["expires_us"] = order_us + int(ttl_minutes * 60_000_000)
     return payload
-
-
-def build_payload(
-    namespace: tuple[str, ...],
-    key: str,
-    value: dict[str, Any],
-    value_json: str,
-    *,
-    created_at: datetime,
-    updated_at: datetime,
-    order_us: int,
-    ttl_minutes: float | None,
-) -> dict[str, Any]:
-    """The payload of one item with these times (``updated_us`` is ``order_us``)."""
-    layout = layout_value(value)._replace(text=value_json)
-    updated = stamp(updated_at)
-    return item_payload(
-        namespace,
-        key,
-        layout,
-        created=stamp(created_at),
-        order_us=order_us,
-        ttl_minutes=ttl_minutes,
-        updated=None if updated == order_us else updated_at.isoformat(),
-    )
 
 
 ITEM_FIELDS = [

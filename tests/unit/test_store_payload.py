@@ -9,7 +9,7 @@ import pytest
 
 from langchain_tiered_memory.errors import InvalidInputError
 from langchain_tiered_memory.stores.payload import (
-    build_payload,
+    item_payload,
     layout_value,
     namespace_fields,
     normalize_value,
@@ -17,8 +17,35 @@ from langchain_tiered_memory.stores.payload import (
     point_id,
     point_id_in,
     read_item,
+    stamp,
     value_marks,
 )
+
+
+def build_payload(
+    namespace: tuple[str, ...],
+    key: str,
+    value: dict[str, Any],
+    value_json: str,
+    *,
+    created_at: datetime,
+    updated_at: datetime,
+    order_us: int,
+    ttl_minutes: float | None,
+) -> dict[str, Any]:
+    """The payload of one item with these times (``updated_us`` is ``order_us``)."""
+    layout = layout_value(value)._replace(text=value_json)
+    updated = stamp(updated_at)
+    return item_payload(
+        namespace,
+        key,
+        layout,
+        created=stamp(created_at),
+        order_us=order_us,
+        ttl_minutes=ttl_minutes,
+        updated=None if updated == order_us else updated_at.isoformat(),
+    )
+
 
 VALUES: list[dict[str, Any]] = [
     {},
