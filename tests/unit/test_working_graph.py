@@ -158,3 +158,13 @@ def test_pre_model_hook_in_llm_input_mode_leaves_history_alone() -> None:
 def test_bad_output_mode() -> None:
     with pytest.raises(ConfigurationError, match="output"):
         create_working_memory_node(output="state")  # type: ignore[arg-type]
+
+
+def test_negative_recent_window_is_refused_as_by_the_buffer() -> None:
+    with pytest.raises(ConfigurationError, match="recent_window must be >= 0, got -1"):
+        create_working_memory_node(recent_window=-1)
+
+
+def test_summary_budget_must_fit_inside_the_context_budget() -> None:
+    with pytest.raises(ConfigurationError, match=r"summary_max_tokens \(500\) must be smaller"):
+        create_working_memory_node(max_tokens=500, summary_max_tokens=500)

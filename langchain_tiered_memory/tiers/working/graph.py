@@ -54,6 +54,7 @@ from langchain_tiered_memory.tiers.working.summary import Summarizer, SummaryOut
 from langchain_tiered_memory.tiers.working.window import (
     CompressionPlan,
     atry_summarize,
+    check_summary_settings,
     failure_status,
     plan_compression,
     summary_group,
@@ -112,6 +113,10 @@ class WorkingMemoryNode:
         output: ``"messages"`` or ``"llm_input_messages"`` (see the module docs).
         summary_key: State key of the running summary.
 
+    Raises:
+        ConfigurationError: A setting is out of range (the same checks as
+            :class:`~.window.SlidingWindowSummaryBuffer`).
+
     Examples:
         >>> node = WorkingMemoryNode(max_tokens=50)
         >>> update = node({"messages": [("user", "hello")]})
@@ -137,10 +142,9 @@ class WorkingMemoryNode:
             raise ConfigurationError(
                 f"output must be 'messages' or 'llm_input_messages', got {output!r}"
             )
-        if not 0 < summary_trigger_ratio <= 1:
-            raise ConfigurationError(
-                f"summary_trigger_ratio must be in (0, 1], got {summary_trigger_ratio}"
-            )
+        summary_budget = check_summary_settings(
+            max_tokens, recent_window, summary_trigger_ratio, summary_max_tokens
+        )
         self.trigger_tokens = int(max_tokens * summary_trigger_ratio)
         self.counter: TokenCounter = as_token_counter(counter)
         self._cache = MessageTokenCache(self.counter)
@@ -152,7 +156,7 @@ class WorkingMemoryNode:
             self.summarizer = Summarizer(
                 model,
                 counter=self.counter,
-                max_summary_tokens=summary_max_tokens or max(1, max_tokens // 10),
+                max_summary_tokens=summary_budget,
                 max_prompt_tokens=max_tokens,
                 timeout=timeout,
             )

@@ -49,6 +49,7 @@ __all__ = [
     "CompressionPlan",
     "SlidingWindowSummaryBuffer",
     "atry_summarize",
+    "check_summary_settings",
     "failure_status",
     "plan_compression",
     "summary_group",
@@ -127,6 +128,27 @@ async def atry_summarize(
         return exc
 
 
+def check_summary_settings(
+    max_tokens: int, recent_window: int, trigger_ratio: float, summary_max_tokens: int | None
+) -> int:
+    """The summary's budget, after checking the summarising settings.
+
+    Raises:
+        ConfigurationError: The trigger ratio is outside ``(0, 1]``, ``recent_window``
+            is negative, or the summary's budget is not below ``max_tokens``.
+    """
+    if not 0 < trigger_ratio <= 1:
+        raise ConfigurationError(f"summary_trigger_ratio must be in (0, 1], got {trigger_ratio}")
+    if recent_window < 0:
+        raise ConfigurationError(f"recent_window must be >= 0, got {recent_window}")
+    summary_budget = summary_max_tokens or max(1, max_tokens // 10)
+    if summary_budget >= max_tokens:
+        raise ConfigurationError(
+            f"summary_max_tokens ({summary_budget}) must be smaller than max_tokens ({max_tokens})"
+        )
+    return summary_budget
+
+
 class SlidingWindowSummaryBuffer(WorkingBuffer):
     """Sliding window plus a running summary updated by any LangChain chat model.
 
@@ -169,18 +191,9 @@ class SlidingWindowSummaryBuffer(WorkingBuffer):
         max_prompt_tokens: int | None = None,
     ) -> None:
         super().__init__(max_tokens, counter=counter)
-        if not 0 < summary_trigger_ratio <= 1:
-            raise ConfigurationError(
-                f"summary_trigger_ratio must be in (0, 1], got {summary_trigger_ratio}"
-            )
-        if recent_window < 0:
-            raise ConfigurationError(f"recent_window must be >= 0, got {recent_window}")
-        summary_budget = summary_max_tokens or max(1, max_tokens // 10)
-        if summary_budget >= max_tokens:
-            raise ConfigurationError(
-                f"summary_max_tokens ({summary_budget}) must be smaller than max_tokens "
-                f"({max_tokens})"
-            )
+        summary_budget = check_summary_settings(
+            max_tokens, recent_window, summary_trigger_ratio, summary_max_tokens
+        )
         self.recent_window = recent_window
         self.summary_trigger = int(max_tokens * summary_trigger_ratio)
         self.summarizer = Summarizer(
