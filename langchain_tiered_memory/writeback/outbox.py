@@ -32,7 +32,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -232,11 +232,8 @@ def check_outbox(path: Path) -> None:
     if not path.exists():
         return
     try:
-        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-        try:
+        with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as conn:
             _check_integrity(path, conn, state)
-        finally:
-            conn.close()
     except sqlite3.Error as exc:
         raise OutboxDamagedError(f"the outbox {path} is damaged ({exc}): {_RESTORE}") from exc
 
