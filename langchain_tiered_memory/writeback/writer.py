@@ -386,7 +386,6 @@ class DurableMemoryWriter:
 
     # ------------------------------------------------------------------ flush
     def _flush_check(self, remaining: int, deadline: float | None, timeout: float | None) -> None:
-        """Raise when flushing cannot finish: worker not running, or time is up."""
         if self._thread is None:
             raise WriteBackError(
                 f"{remaining} write(s) are pending but the worker is not started: call start()"
