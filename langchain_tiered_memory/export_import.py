@@ -297,21 +297,22 @@ def _put_batches(ops: Sequence[RestoreOp]) -> list[list[PutOp]]:
     when two records of the batch embed the same text, e.g. one entity under
     two agents of a user.
     """
-    batches: list[list[PutOp]] = []
-    batch: list[PutOp] = []
+    batches: list[list[PutOp]] = [[]]
     seen: set[str] = set()
     for op in ops:
         texts = _embedded_texts(op)
         if texts & seen:
-            batches.append(batch)
-            batch, seen = [], set()
-        batch.append(PutOp(op.namespace, op.key, op.value, index=op.index))
+            batches.append([])
+            seen = set()
+        batches[-1].append(PutOp(op.namespace, op.key, op.value, index=op.index))
         seen |= texts
-    return [*batches, batch] if batch else batches
+    return batches if batches[0] else []
 
 
 def _after_puts(store: BaseStore, ops: Sequence[RestoreOp]) -> None:
     """Give put records their own times where the store allows it, else warn."""
+    if isinstance(store, Restoring):  # restore_items() wrote them with their times
+        return
     inner = unwrap(store)
     if isinstance(inner, InMemoryStore):
         # Best effort on LangGraph's InMemoryStore, which has no way to write
@@ -346,8 +347,7 @@ def write_records(store: BaseStore, ops: Sequence[RestoreOp]) -> None:
             else:
                 for batch in _put_batches(chunk):
                     store.batch(batch)
-    if not isinstance(store, Restoring):
-        _after_puts(store, ops)
+    _after_puts(store, ops)
 
 
 async def awrite_records(store: BaseStore, ops: Sequence[RestoreOp]) -> None:
@@ -359,5 +359,4 @@ async def awrite_records(store: BaseStore, ops: Sequence[RestoreOp]) -> None:
             else:
                 for batch in _put_batches(chunk):
                     await store.abatch(batch)
-    if not isinstance(store, Restoring):
-        _after_puts(store, ops)
+    _after_puts(store, ops)

@@ -52,7 +52,6 @@ _ACCESS_ID = {"episodic": "episode_id", "semantic": "fact_id"}
 
 
 def _share(accessed: set[tuple[str, str]], live: set[tuple[str, str]]) -> float:
-    """The share of ``live`` records with an access event (0.0 when there are none)."""
     return len(accessed & live) / len(live) if live else 0.0
 
 
@@ -101,10 +100,9 @@ class StatsScan:
             return
         self.users[user][tier] += 1
         age = self.now - ensure_aware(item.created_at)
-        if age <= timedelta(days=1):
-            self.growth["last_24h"] += 1
-        if age <= timedelta(days=7):
-            self.growth["last_7d"] += 1
+        for name, span in (("last_24h", 1), ("last_7d", 7)):
+            if age <= timedelta(days=span):
+                self.growth[name] += 1
         if tier == "episodic" and sub == "episodes":
             self.episodes.add((user, str(value.get("episode_id", item.key))))
         if tier == "semantic" and sub == "facts" and value.get("valid_to") is None:

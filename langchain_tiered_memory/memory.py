@@ -223,7 +223,7 @@ class TieredMemory:
             ConfigurationError: ``store_options`` names an unknown option or one
                 that ``open`` sets itself.
         """
-        options = _store_options(store_options, QdrantMemoryStore.embedded)
+        options = _store_options(store_options)
         root = _memory_dir(path)
         cached = CachedEmbeddings(LocalEmbeddings.default() if embeddings is None else embeddings)
         dims = len(cached.embed_query("dimension probe"))
@@ -271,11 +271,9 @@ class TieredMemory:
         self._check_open("for_user")
         scope = MemoryScope(user_id, agent_id)
         with self._lock:
-            user = self._users.get(scope)
-            if user is None:
-                user = UserMemory(self.runtime, scope)
-                self._users[scope] = user
-            return user
+            if scope not in self._users:
+                self._users[scope] = UserMemory(self.runtime, scope)
+            return self._users[scope]
 
     def users(self) -> list[str]:
         """Every user id with memories in the store."""
@@ -411,8 +409,7 @@ class TieredMemory:
     def _forget_finish(self, uid: str, count: int) -> list[PutOp]:
         """Drop cached state of the user; the ops recording the deletion and what is left."""
         with self._lock:
-            for scope in [s for s in self._users if s.user_id == uid]:
-                del self._users[scope]
+            self._users = {s: u for s, u in self._users.items() if s.user_id != uid}
         config = getattr(self.store, "index_config", None)  # the embeddings of the store's index
         index = config.get("embed") if isinstance(config, dict) else None
         clear_embedding_cache(self.embeddings, index, getattr(self.store, "embeddings", None))
@@ -647,12 +644,9 @@ _OPEN_SETS = ("path", "index", "retrieval", "lexical_fields")
 """Options of ``QdrantMemoryStore.embedded`` that ``TieredMemory.open`` sets itself."""
 
 
-def _store_options(
-    options: Mapping[str, Any] | None, embedded: Callable[..., Any]
-) -> dict[str, Any]:
-    """``store_options`` checked against the embedded store's own options."""
+def _store_options(options: Mapping[str, Any] | None) -> dict[str, Any]:
     options = dict(options or {})
-    accepted = set(inspect.signature(embedded).parameters) - set(_OPEN_SETS)
+    accepted = set(inspect.signature(QdrantMemoryStore.embedded).parameters) - set(_OPEN_SETS)
     taken = sorted(set(options) & set(_OPEN_SETS))
     if taken:
         raise ConfigurationError(

@@ -32,7 +32,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -123,8 +123,9 @@ class _Submission:
 
 
 def _lock_file(path: Path) -> IO[str]:
-    """Take an exclusive, non-blocking lock on ``path``; the OS drops it when we die."""
-    handle = open(path, "a+", encoding="utf-8")  # noqa: SIM115 - held until close()
+    """Lock the outbox ``path`` (exclusive, non-blocking); the OS drops it when we die."""
+    lock = path.with_name(path.name + ".lock")
+    handle = open(lock, "a+", encoding="utf-8")  # noqa: SIM115 - held until close()
     try:
         if sys.platform == "win32":  # pragma: no cover - exercised on Windows only
             import msvcrt
@@ -139,7 +140,7 @@ def _lock_file(path: Path) -> IO[str]:
         holder = handle.read().strip() or "unknown"
         handle.close()
         raise StoreLockedError(
-            f"outbox {path.with_suffix('')} is already open (held by process {holder}): "
+            f"outbox {path} is already open (held by process {holder}): "
             "close the other DurableMemoryWriter, or give each process its own memory path"
         ) from exc
     handle.seek(0)
@@ -206,7 +207,6 @@ def _high_water(conn: sqlite3.Connection) -> int:
 
 
 def _check_integrity(path: Path, conn: sqlite3.Connection, state: dict[str, Any] | None) -> None:
-    """Run SQLite's ``quick_check`` and compare the sequence with the state file."""
     problems = [row[0] for row in conn.execute("PRAGMA quick_check(5)").fetchall()]
     if problems != ["ok"]:
         raise OutboxDamagedError(
@@ -232,11 +232,8 @@ def check_outbox(path: Path) -> None:
     if not path.exists():
         return
     try:
-        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-        try:
+        with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as conn:
             _check_integrity(path, conn, state)
-        finally:
-            conn.close()
     except sqlite3.Error as exc:
         raise OutboxDamagedError(f"the outbox {path} is damaged ({exc}): {_RESTORE}") from exc
 
@@ -267,9 +264,7 @@ class Outbox:
         self._clock = clock
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._state_path = self.path.with_name(self.path.name + ".state")
-        self._lock_handle: IO[str] | None = _lock_file(
-            self.path.with_name(self.path.name + ".lock")
-        )
+        self._lock_handle: IO[str] | None = _lock_file(self.path)
         conn: sqlite3.Connection | None = None
         try:
             state = _read_state(self._state_path)

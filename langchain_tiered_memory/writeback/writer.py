@@ -386,7 +386,6 @@ class DurableMemoryWriter:
 
     # ------------------------------------------------------------------ flush
     def _flush_check(self, remaining: int, deadline: float | None, timeout: float | None) -> None:
-        """Raise when flushing cannot finish: worker not running, or time is up."""
         if self._thread is None:
             raise WriteBackError(
                 f"{remaining} write(s) are pending but the worker is not started: call start()"
@@ -511,8 +510,7 @@ class DurableMemoryWriter:
         due_in = rows[0].next_attempt_at - self._clock()
         if due_in > 0:
             return min(due_in, _IDLE_WAIT)
-        applied, failed, erased = self._apply(rows)
-        failure = None if failed is None else self._failure(*failed)
+        applied, failure, erased = self._apply(rows)
         self._outbox.settle(applied, failure)
         if erased:
             with self._cond:  # counted before the rows leave: a flush that sees them gone sees it
@@ -528,9 +526,7 @@ class DurableMemoryWriter:
         self._wake()  # flushers re-check
         return 0.0
 
-    def _apply(
-        self, rows: list[OutboxRow]
-    ) -> tuple[list[int], tuple[OutboxRow, Exception] | None, list[int]]:
+    def _apply(self, rows: list[OutboxRow]) -> tuple[list[int], Failure | None, list[int]]:
         """Apply ``rows`` in order, stopping at the first failure; also the rows erased."""
         applied: list[int] = []
         erased: list[int] = []
@@ -554,7 +550,7 @@ class DurableMemoryWriter:
             except UserErasedError:
                 erased.append(row.seq)
             except Exception as exc:
-                return applied, (row, exc), erased
+                return applied, self._failure(row, exc), erased
             else:
                 applied.append(row.seq)
             i += 1
