@@ -103,10 +103,8 @@ class OfflineChatModel(BaseChatModel):
             return AIMessage(content=f"Done. The memory tool said: {messages[-1].content}")
         humans = [m for m in messages if isinstance(m, HumanMessage)]
         query = str(humans[-1].content) if humans else ""
-        if self.tools:
-            call = self._tool_call(query)
-            if call is not None:
-                return call
+        if self.tools and (call := self._tool_call(query)) is not None:
+            return call
         system = "\n".join(str(m.content) for m in messages if isinstance(m, SystemMessage))
         query_words = _words(query)
         relevant = [
