@@ -350,12 +350,8 @@ def context_from_state(
 ) -> MemoryContext:
     """The :class:`MemoryContext` the agent's ``retrieve`` node left in the graph state."""
     text = str(state.get("memory_context") or "")
-    items = [
-        MemoryItem(
-            tier=d["tier"], section=d["section"], id=d["id"], text=d["text"], score=d["score"]
-        )
-        for d in state.get("memory_items") or []
-    ]
+    fields = ("tier", "section", "id", "text", "score")
+    items = [MemoryItem(**{f: d[f] for f in fields}) for d in state.get("memory_items") or []]
     sections = {s: memory.token_counter.count(b) for s, b in section_blocks(text).items()}
     return MemoryContext(
         text=text,

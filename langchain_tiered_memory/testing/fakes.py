@@ -152,13 +152,9 @@ class ScriptedChatModel(BaseChatModel):
 
     def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> ChatResult:
         reply = self._next(messages)
-        if isinstance(reply, AIMessage):
-            message = reply
-        elif isinstance(reply, dict):
-            message = AIMessage(content=json.dumps(reply))
-        else:
-            message = AIMessage(content=str(reply))
-        return ChatResult(generations=[ChatGeneration(message=message)])
+        if not isinstance(reply, AIMessage):
+            reply = AIMessage(content=json.dumps(reply) if isinstance(reply, dict) else str(reply))
+        return ChatResult(generations=[ChatGeneration(message=reply)])
 
     def bind_tools(  # type: ignore[override]
         self, tools: Sequence[Any], **kwargs: Any

@@ -49,10 +49,6 @@ def _words(text: str) -> set[str]:
     return content_words(text, min_length=3)
 
 
-def _text(message: BaseMessage) -> str:
-    return message.content if isinstance(message.content, str) else str(message.content)
-
-
 class OfflineChatModel(BaseChatModel):
     r"""Deterministic, offline chat model that answers from the injected memory.
 
@@ -104,14 +100,12 @@ class OfflineChatModel(BaseChatModel):
     def respond(self, messages: Sequence[BaseMessage]) -> AIMessage:
         """The reply to ``messages`` (the pure rule set behind every call)."""
         if messages and isinstance(messages[-1], ToolMessage):
-            return AIMessage(content=f"Done. The memory tool said: {_text(messages[-1])}")
+            return AIMessage(content=f"Done. The memory tool said: {messages[-1].content}")
         humans = [m for m in messages if isinstance(m, HumanMessage)]
-        query = _text(humans[-1]) if humans else ""
-        if self.tools:
-            call = self._tool_call(query)
-            if call is not None:
-                return call
-        system = "\n".join(_text(m) for m in messages if isinstance(m, SystemMessage))
+        query = str(humans[-1].content) if humans else ""
+        if self.tools and (call := self._tool_call(query)) is not None:
+            return call
+        system = "\n".join(str(m.content) for m in messages if isinstance(m, SystemMessage))
         query_words = _words(query)
         relevant = [
             text

@@ -101,20 +101,21 @@ class _MemoryToolset:
         self.agent_id = agent_id
         self.top_k = top_k
 
-    def user(self, config: RunnableConfig | None) -> UserMemory:
-        if self.user_id is not None:
-            return self.memory.for_user(self.user_id, self.agent_id)
-        try:
-            user, agent = resolve_user(runtime_context(config), config)
-        except ValueError as exc:
-            raise ToolException(f"Error: {exc}") from exc
-        return self.memory.for_user(user, agent)
-
     @contextmanager
-    def reporting(self, action: str) -> Iterator[None]:
-        """Turn a failure into the error text the model reads (and count it in the stats)."""
+    def reporting(
+        self, action: str, value: str, what: str, config: RunnableConfig
+    ) -> Iterator[tuple[UserMemory, str]]:
+        """The run's user and the checked text; any failure becomes the model's error text."""
         try:
-            yield
+            text = _check_text(value, what)
+            if self.user_id is None:  # the run's user
+                try:
+                    user_id, agent_id = resolve_user(runtime_context(config), config)
+                except ValueError as exc:
+                    raise ToolException(f"Error: {exc}") from exc
+            else:
+                user_id, agent_id = self.user_id, self.agent_id
+            yield self.memory.for_user(user_id, agent_id), text
         except ToolException:
             raise
         except Exception as exc:
@@ -126,41 +127,35 @@ class _MemoryToolset:
 
     def search_memory(self, query: str, config: RunnableConfig) -> str:
         """Search long-term memory (facts, past episodes, tool lessons) about the user."""
-        with self.reporting("search memory"):
-            text = _check_text(query, "query to search")
-            return format_search_results(self.user(config).search(text, top_k=self.top_k))
+        with self.reporting("search memory", query, "query to search", config) as (user, text):
+            return format_search_results(user.search(text, top_k=self.top_k))
 
     async def asearch_memory(self, query: str, config: RunnableConfig) -> str:
         """Search long-term memory (facts, past episodes, tool lessons) about the user."""
-        with self.reporting("search memory"):
-            text = _check_text(query, "query to search")
-            return format_search_results(await self.user(config).asearch(text, top_k=self.top_k))
+        with self.reporting("search memory", query, "query to search", config) as (user, text):
+            return format_search_results(await user.asearch(text, top_k=self.top_k))
 
     def remember_fact(self, fact: str, config: RunnableConfig) -> str:
         """Remember a fact about the user for future sessions, e.g. 'I am vegetarian'."""
-        with self.reporting("remember the fact"):
-            text = _check_text(fact, "fact to remember")
-            self.user(config).queue_remember(text)
+        with self.reporting("remember the fact", fact, "fact to remember", config) as (user, text):
+            user.queue_remember(text)
             return f"Noted; I will remember: {text}"
 
     async def aremember_fact(self, fact: str, config: RunnableConfig) -> str:
         """Remember a fact about the user for future sessions, e.g. 'I am vegetarian'."""
-        with self.reporting("remember the fact"):
-            text = _check_text(fact, "fact to remember")
-            await self.user(config).aqueue_remember(text)
+        with self.reporting("remember the fact", fact, "fact to remember", config) as (user, text):
+            await user.aqueue_remember(text)
             return f"Noted; I will remember: {text}"
 
     def forget_memory(self, query: str, config: RunnableConfig) -> str:
         """Forget the remembered facts that best match the description (restorable)."""
-        with self.reporting("forget"):
-            text = _check_text(query, "query to forget")
-            return _format_forgotten(self.user(config).forget(text))
+        with self.reporting("forget", query, "query to forget", config) as (user, text):
+            return _format_forgotten(user.forget(text))
 
     async def aforget_memory(self, query: str, config: RunnableConfig) -> str:
         """Forget the remembered facts that best match the description (restorable)."""
-        with self.reporting("forget"):
-            text = _check_text(query, "query to forget")
-            return _format_forgotten(await self.user(config).aforget(text))
+        with self.reporting("forget", query, "query to forget", config) as (user, text):
+            return _format_forgotten(await user.aforget(text))
 
 
 def create_memory_tools(
