@@ -3,7 +3,7 @@
 :func:`run_demo` replays each story (session 1, consolidation, session 2 with the
 user's memory and with an empty one); :func:`render_story` prints it. A
 :class:`SessionRunner` runs each turn: :class:`AgentRunner` through the LangGraph
-memory agent, :class:`ModelRunner` on the facade with one model call.
+memory agent.
 
 Examples:
     >>> import tempfile
@@ -11,7 +11,7 @@ Examples:
     >>> from langchain_tiered_memory.testing.fakes import HashingEmbeddings
     >>> from langchain_tiered_memory.testing.offline_model import OfflineChatModel
     >>> with TieredMemory.open(tempfile.mkdtemp(), embeddings=HashingEmbeddings()) as memory:
-    ...     results = run_demo(memory, ModelRunner(OfflineChatModel()))
+    ...     results = run_demo(memory, AgentRunner(OfflineChatModel()))
     >>> first = results[0]
     >>> "shellfish" in first.with_memory.answer, "shellfish" in first.without_memory.answer
     (True, False)
@@ -28,7 +28,7 @@ from itertools import zip_longest
 from typing import Any, Protocol
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+from langchain_core.messages import HumanMessage
 from langgraph.store.memory import InMemoryStore
 
 from langchain_tiered_memory.assembly.framing import section_blocks
@@ -39,10 +39,8 @@ from langchain_tiered_memory.tiers.episodic.models import Episode, Outcome, Traj
 from langchain_tiered_memory.tiers.procedural.models import ToolUsageRecord
 
 __all__ = [
-    "DEFAULT_SYSTEM_PROMPT",
     "STORIES",
     "AgentRunner",
-    "ModelRunner",
     "SessionRunner",
     "Story",
     "StoryResult",
@@ -55,8 +53,6 @@ __all__ = [
     "run_demo",
     "run_story",
 ]
-
-DEFAULT_SYSTEM_PROMPT = "You are a helpful assistant with long-term memory of earlier sessions."
 
 
 # -- text tables -----------------------------------------------------------------------
@@ -264,45 +260,6 @@ class SessionRunner(Protocol):
     def turn(self, memory: TieredMemory, user_id: str, message: str, *, session_id: str) -> Turn:
         """Answer ``message`` for ``user_id`` in session ``session_id``, and write back."""
         ...
-
-
-@dataclass
-class ModelRunner:
-    """A turn as the memory agent runs it, on the facade: retrieve, one model call, write back.
-
-    Args:
-        model: Any chat model (the offline model by default in the CLI).
-        token_budget: Tokens of memory context per turn.
-        system_prompt: Put before the memory context in the system message.
-
-    Examples:
-        >>> from langgraph.store.memory import InMemoryStore
-        >>> from langchain_tiered_memory.testing.offline_model import OfflineChatModel
-        >>> memory = TieredMemory(InMemoryStore())
-        >>> runner = ModelRunner(OfflineChatModel())
-        >>> _ = runner.turn(memory, "bo", "I'm vegan.", session_id="s1")
-        >>> "vegan" in runner.turn(memory, "bo", "Lunch?", session_id="s2").answer.lower()
-        True
-    """
-
-    model: BaseChatModel
-    token_budget: int = 1000
-    system_prompt: str = DEFAULT_SYSTEM_PROMPT
-
-    def messages(self, context: MemoryContext, message: str) -> list[BaseMessage]:
-        """The model input: system prompt with the memory context, then the user's message."""
-        system = self.system_prompt
-        if context.text:
-            system += "\n\n" + context.text
-        return [SystemMessage(system), HumanMessage(message)]
-
-    def turn(self, memory: TieredMemory, user_id: str, message: str, *, session_id: str) -> Turn:
-        """Retrieve, answer, and (off the hot path) queue the user's words for extraction."""
-        user = memory.for_user(user_id)
-        context = user.build_memory_context(message, token_budget=self.token_budget)
-        reply = self.model.invoke(self.messages(context, message))
-        user.queue_remember(message)
-        return Turn(answer=str(reply.text).strip(), context=context)
 
 
 class AgentRunner:

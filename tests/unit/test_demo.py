@@ -9,7 +9,6 @@ from langchain_tiered_memory import TieredMemory
 from langchain_tiered_memory.cli.demo import (
     STORIES,
     AgentRunner,
-    ModelRunner,
     StoryResult,
     context_from_state,
     create_runner,
@@ -36,11 +35,9 @@ def fresh_memory() -> TieredMemory:
     return TieredMemory(store, embeddings=embeddings)
 
 
-@pytest.fixture(scope="module", params=["agent", "facade"])
-def results(request: pytest.FixtureRequest) -> list[StoryResult]:
-    memory = fresh_memory()
-    runner_class = AgentRunner if request.param == "agent" else ModelRunner
-    return run_demo(memory, runner_class(OfflineChatModel()))
+@pytest.fixture(scope="module")
+def results() -> list[StoryResult]:
+    return run_demo(fresh_memory(), AgentRunner(OfflineChatModel()))
 
 
 def test_stories_follow_the_design_in_order() -> None:
@@ -100,10 +97,9 @@ def test_session_one_is_described(results: list[StoryResult]) -> None:
     assert any("410 Gone: use orders_v2" in line for line in endpoint)
 
 
-@pytest.mark.parametrize("runner_class", [AgentRunner, ModelRunner])
-def test_runners_write_back_so_the_next_session_knows(runner_class: type) -> None:
+def test_the_runner_writes_back_so_the_next_session_knows() -> None:
     memory = fresh_memory()
-    runner = runner_class(OfflineChatModel(), token_budget=300)
+    runner = AgentRunner(OfflineChatModel(), token_budget=300)
     first = runner.turn(memory, "bo", "I'm vegan.", session_id="s1")
     assert first.answer.endswith("I have no memories that bear on this.")
     turn = runner.turn(memory, "bo", "Ideas for lunch?", session_id="s2")
@@ -140,18 +136,6 @@ def test_context_from_state_matches_the_assembled_context() -> None:
     assert (rebuilt.text, rebuilt.tokens, rebuilt.budget) == (ctx.text, ctx.tokens, 400)
     assert [i.key for i in rebuilt.items] == [i.key for i in ctx.items]
     assert context_from_state({}, 400, memory).tokens == 0
-
-
-def test_model_runner_puts_memory_in_the_system_message() -> None:
-    memory = fresh_memory()
-    memory.for_user("cy").remember("I live in Lyon.")
-    runner = ModelRunner(OfflineChatModel(), system_prompt="Be brief.")
-    ctx = memory.for_user("cy").build_memory_context("Where do I live?")
-    system, human = runner.messages(ctx, "Where do I live?")
-    assert system.content.startswith("Be brief.\n\n") and "Lyon" in system.content
-    assert human.content == "Where do I live?"
-    empty_ctx = empty_memory_like(memory).for_user("cy").build_memory_context("Where?")
-    assert runner.messages(empty_ctx, "Where?")[0].content == "Be brief."
 
 
 def test_empty_memory_like_shares_nothing() -> None:
