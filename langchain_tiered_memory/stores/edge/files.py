@@ -290,12 +290,11 @@ def fsync_tree(directory: Path) -> None:
 
     The filesystem commits concurrent syncs together (about 3x faster for a new shard).
     """
-    files: list[str] = []
-    for root, _, names in os.walk(directory):
-        files.extend(os.path.join(root, name) for name in names)
+    walk = list(os.walk(directory))
+    files = [os.path.join(root, name) for root, _, names in walk for name in names]
     with ThreadPoolExecutor(_SYNC_THREADS) as pool:
         list(pool.map(_fsync_file, files))
-        list(pool.map(_fsync_dir, [Path(root) for root, _, _ in os.walk(directory)]))
+        list(pool.map(_fsync_dir, [Path(root) for root, _, _ in walk]))
 
 
 def create_generation(container: Path, make: Callable[[Path], None]) -> Path | None:
