@@ -71,11 +71,10 @@ def erasure_done(user_id: str) -> PutOp:
 
 def deletion_record(user_id: str, now: datetime, count: int) -> PutOp:
     """The op recording that ``count`` records of ``user_id`` were deleted at ``now``."""
-    digest = user_hash(user_id)
     return PutOp(
         DELETIONS_NAMESPACE,
         hashlib.sha256(f"{user_id}|{now.isoformat()}".encode()).hexdigest(),
-        {"user_sha256": digest, "deleted_at": now.isoformat(), "records": count},
+        {"user_sha256": user_hash(user_id), "deleted_at": now.isoformat(), "records": count},
         index=False,
     )
 

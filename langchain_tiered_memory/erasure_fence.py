@@ -41,6 +41,7 @@ from langgraph.store.base import BaseStore
 
 from langchain_tiered_memory.errors import ConfigurationError, UserErasedError
 from langchain_tiered_memory.tiers.common.scope import ROOT_LABEL, label_to_id
+from langchain_tiered_memory.tiers.common.slot_lock import Waiter, wake
 
 __all__ = [
     "aerasing",
@@ -64,10 +65,6 @@ _STARTED: contextvars.ContextVar[int | None] = contextvars.ContextVar(
 )
 
 
-_Waiter = threading.Event | asyncio.Future[None]
-"""A thread (its event) or a task (its future) waiting for a fence to change."""
-
-
 @dataclass(eq=False)
 class _Fence:
     """The fence of one user of one store (guarded by ``_MUTEX``)."""
@@ -77,7 +74,7 @@ class _Fence:
     eraser_loop: asyncio.AbstractEventLoop | None = None
     writing: int = 0
     writer_loops: list[asyncio.AbstractEventLoop | None] = field(default_factory=list)
-    waiters: list[_Waiter] = field(default_factory=list)
+    waiters: list[Waiter] = field(default_factory=list)
 
 
 _FENCES: dict[tuple[int, Prefix], _Fence] = {}
@@ -98,11 +95,8 @@ def call_started() -> Iterator[int]:
     if start is not None:
         yield start
         return
-    token = _STARTED.set(_generation)
-    try:
+    with started_at(_generation):
         yield _generation
-    finally:
-        _STARTED.reset(token)
 
 
 @contextmanager
@@ -143,18 +137,7 @@ def _fence(store: object, prefix: Prefix) -> _Fence:
 def _wake_all(fence: _Fence) -> None:
     waiters, fence.waiters = fence.waiters, []
     for waiter in waiters:
-        if isinstance(waiter, threading.Event):
-            waiter.set()
-            continue
-        try:
-            waiter.get_loop().call_soon_threadsafe(_resolve, waiter)
-        except RuntimeError:  # its event loop is closed: nobody waits any more
-            continue
-
-
-def _resolve(future: asyncio.Future[None]) -> None:
-    if not future.done():
-        future.set_result(None)
+        wake(waiter)  # False when its event loop is closed: nobody waits any more
 
 
 def _refused(prefix: Prefix) -> UserErasedError:
@@ -193,7 +176,7 @@ def _blocking_wait_check(fence: _Fence, what: str) -> None:
 
 def _waits(
     step: Callable[[], _Fence | None], loop: asyncio.AbstractEventLoop | None, what: str
-) -> Iterator[_Waiter]:
+) -> Iterator[Waiter]:
     """Run ``step`` under ``_MUTEX`` until it passes, yielding a waiter on each fence it names."""
     while True:
         with _MUTEX:
@@ -207,13 +190,13 @@ def _waits(
         yield waiter
 
 
-def _wait(waits: Iterator[_Waiter]) -> None:
+def _wait(waits: Iterator[Waiter]) -> None:
     for waiter in waits:
         assert isinstance(waiter, threading.Event)
         waiter.wait()
 
 
-async def _await(waits: Iterator[_Waiter]) -> None:
+async def _await(waits: Iterator[Waiter]) -> None:
     for waiter in waits:
         assert isinstance(waiter, asyncio.Future)
         await waiter

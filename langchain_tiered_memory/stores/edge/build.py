@@ -190,7 +190,6 @@ def index_schema(
 
 
 def _tenant(index: qe.PayloadIndexInfo) -> bool:
-    """Whether an existing index is a layout key (``is_tenant``)."""
     return bool(getattr(index.params, "is_tenant", None))
 
 
@@ -244,22 +243,19 @@ def _optimizers(spec: dict[str, Any]) -> EdgeOptimizers | None:
     )
 
 
-def _copy_points(source: qe.EdgeShard, target: qe.EdgeShard) -> int:
-    """Write every live point of ``source`` into ``target``; returns the count."""
+def _copy_points(source: qe.EdgeShard, target: qe.EdgeShard) -> None:
     for name, index in source.info().payload_schema.items():
         schema = index_schema(name, index.data_type)
         target.update(qe.UpdateOperation.create_field_index(name, schema))
     offset: Any = None
-    copied = 0
     while True:
         request = qe.ScrollRequest(offset=offset, limit=_BATCH, with_payload=True, with_vector=True)
         records, offset = source.scroll(request)
         if records:
             points = [qe.Point(r.id, r.vector or {}, r.payload or {}) for r in records]
             target.update(qe.UpdateOperation.upsert_points(points))
-            copied += len(points)
         if offset is None:
-            return copied
+            return
 
 
 def build(spec: dict[str, Any]) -> dict[str, Any]:

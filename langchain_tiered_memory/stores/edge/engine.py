@@ -152,7 +152,6 @@ def _ensure_indexes(shard: qe.EdgeShard) -> None:
 
 
 def _make_empty(path: Path, config: qe.EdgeConfig) -> None:
-    """Create an empty shard with the store's payload indexes at ``path``, and close it."""
     shard = qe.EdgeShard.create(str(path), config)
     try:
         _ensure_indexes(shard)
@@ -396,7 +395,6 @@ class EdgeEngine:
         return read_files(self._live().dir)
 
     def _count_written(self, points: int) -> None:
-        """Start a background optimisation once ``auto_optimize`` points were written."""
         assert self.auto_optimize is not None
         with self._optimization_lock:
             self._written += points
@@ -425,7 +423,6 @@ class EdgeEngine:
 
 
 def _sets_expiry(request: Any) -> bool:
-    """Whether a write gives some point an ``expires_us`` (a TTL)."""
     if isinstance(request, rq.Upsert):
         return any(p.payload.get("expires_us") is not None for p in request.points)
     return isinstance(request, rq.SetPayload) and "expires_us" in request.payload

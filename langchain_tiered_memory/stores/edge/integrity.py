@@ -167,14 +167,12 @@ def wal_last_index(wal: Path) -> int:
     Raises:
         StoreDamagedError: A WAL file is damaged or closed segments have a gap.
     """
-    closed: list[tuple[int, Path]] = []
-    opened: list[tuple[int, Path]] = []
+    found: dict[str, list[tuple[int, Path]]] = {"closed": [], "open": []}
     for entry in wal.iterdir():
         kind, _, number = entry.name.partition("-")
-        if kind in ("closed", "open") and number.isdigit():
-            (closed if kind == "closed" else opened).append((int(number), entry))
-    closed.sort()
-    opened.sort()
+        if kind in found and number.isdigit():
+            found[kind].append((int(number), entry))
+    closed, opened = sorted(found["closed"]), sorted(found["open"])
     position = closed[0][0] if closed else 0
     for start, path in closed:
         if start != position:
@@ -185,14 +183,13 @@ def wal_last_index(wal: Path) -> int:
         position += _scan_segment(path)
     position += sum(_scan_segment(path) for _, path in opened)
     sizes = {path: path.stat().st_size for _, path in closed + opened}
-    if sizes:
-        largest = max(sizes.values())
-        short = sorted(path.name for path, size in sizes.items() if size < largest)
-        if short:
-            raise StoreDamagedError(
-                f"the write-ahead-log file(s) {', '.join(short)} in {wal} are shorter than the "
-                f"{largest}-byte segments Qdrant Edge preallocates: they were cut short"
-            )
+    largest = max(sizes.values(), default=0)
+    short = sorted(path.name for path, size in sizes.items() if size < largest)
+    if short:
+        raise StoreDamagedError(
+            f"the write-ahead-log file(s) {', '.join(short)} in {wal} are shorter than the "
+            f"{largest}-byte segments Qdrant Edge preallocates: they were cut short"
+        )
     return position - 1
 
 

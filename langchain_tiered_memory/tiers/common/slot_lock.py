@@ -28,7 +28,6 @@ import asyncio
 import threading
 import weakref
 from collections import deque
-from dataclasses import dataclass, field
 from typing import Any
 
 from langchain_tiered_memory.errors import ConfigurationError
@@ -36,19 +35,25 @@ from langchain_tiered_memory.errors import ConfigurationError
 __all__ = ["SlotLock", "slot_lock"]
 
 
-@dataclass(eq=False)
-class _Waiter:
-    """A thread (``event``) or a task (``future`` on ``loop``) waiting for the lock."""
-
-    loop: asyncio.AbstractEventLoop | None
-    event: threading.Event | None = None
-    future: asyncio.Future[None] | None = None
-    granted: bool = field(default=False)
+Waiter = threading.Event | asyncio.Future[None]
+"""A thread (its event) or a task (its future) waiting for a slot lock or an erasure fence."""
 
 
-def _wake(future: asyncio.Future[None]) -> None:
+def _resolve(future: asyncio.Future[None]) -> None:
     if not future.done():
         future.set_result(None)
+
+
+def wake(waiter: Waiter) -> bool:
+    """Wake a waiting thread or task; False if the task's event loop is closed (it never runs)."""
+    if isinstance(waiter, threading.Event):
+        waiter.set()
+        return True
+    try:
+        waiter.get_loop().call_soon_threadsafe(_resolve, waiter)
+    except RuntimeError:
+        return False
+    return True
 
 
 class SlotLock:
@@ -62,7 +67,7 @@ class SlotLock:
         self._mutex = threading.Lock()
         self._held = False
         self._owner_loop: asyncio.AbstractEventLoop | None = None
-        self._waiters: deque[_Waiter] = deque()
+        self._waiters: deque[Waiter] = deque()
 
     def locked(self) -> bool:
         """Whether a thread or task holds the lock."""
@@ -87,19 +92,17 @@ class SlotLock:
             if not self._held:
                 self._take(None)
                 return
-            if loop is not None and (
-                self._owner_loop is loop or any(w.loop is loop for w in self._waiters)
-            ):
+            waiting = (w.get_loop() for w in self._waiters if isinstance(w, asyncio.Future))
+            if loop is not None and (self._owner_loop is loop or loop in waiting):
                 raise ConfigurationError(
                     "a synchronous memory write was called inside a running event loop while "
                     "an async write of that loop is updating the same fact slot or statistics "
                     "record; it would wait forever: await the async twin instead (e.g. "
                     "astore_fact, aremember, arecord_tool_use)"
                 )
-            waiter = _Waiter(loop=None, event=threading.Event())
-            self._waiters.append(waiter)
-        assert waiter.event is not None
-        waiter.event.wait()
+            event = threading.Event()
+            self._waiters.append(event)
+        event.wait()
 
     async def aacquire(self) -> None:
         """Wait (suspending this task, not the event loop) until the lock is this task's."""
@@ -108,16 +111,15 @@ class SlotLock:
             if not self._held:
                 self._take(loop)
                 return
-            waiter = _Waiter(loop=loop, future=loop.create_future())
-            self._waiters.append(waiter)
-        assert waiter.future is not None
+            future: asyncio.Future[None] = loop.create_future()
+            self._waiters.append(future)
         try:
-            await waiter.future
+            await future
         except BaseException:
             with self._mutex:
-                granted = waiter.granted
+                granted = future not in self._waiters  # release() popped it: the lock is ours
                 if not granted:
-                    self._waiters.remove(waiter)
+                    self._waiters.remove(future)
             if granted:  # handed the lock while being cancelled: pass it on
                 self.release()
             raise
@@ -127,19 +129,9 @@ class SlotLock:
         with self._mutex:
             while self._waiters:
                 waiter = self._waiters.popleft()
-                if waiter.event is not None:
-                    waiter.granted = True
-                    self._take(None)
-                    waiter.event.set()
+                if wake(waiter):  # else its event loop is closed: the task will never run
+                    self._take(waiter.get_loop() if isinstance(waiter, asyncio.Future) else None)
                     return
-                assert waiter.future is not None and waiter.loop is not None
-                try:
-                    waiter.loop.call_soon_threadsafe(_wake, waiter.future)
-                except RuntimeError:  # its event loop is closed: the task will never run
-                    continue
-                waiter.granted = True
-                self._take(waiter.loop)
-                return
             self._held = False
             self._owner_loop = None
 
