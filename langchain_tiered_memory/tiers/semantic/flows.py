@@ -562,10 +562,9 @@ def remember_from_text(
                         extraction.extractor,
                     )
                     write = yield from store_fact(ctx, request, entity_name=name, confirmed=seen)
+                    result.writes.append(write)
                 except InvalidInputError as exc:
                     result.errors.append(f"skipped extracted fact {item.content!r}: {exc}")
-                    continue
-                result.writes.append(write)
             for rel in found.relations:
                 try:
                     target = resolve_entity_id(rel.target, known, subject)
@@ -578,10 +577,9 @@ def remember_from_text(
                         rel.description,
                         create_missing=((etype, found.entity_name), (target_type, rel.target)),
                     )
+                    result.relations.append(relation)
                 except InvalidInputError as exc:
                     result.errors.append(f"skipped extracted relation {rel.relation_type!r}: {exc}")
-                    continue
-                result.relations.append(relation)
 
     yield from store(heuristic, ())
     llm = ctx.extractor

@@ -74,7 +74,6 @@ __all__ = [
     "promote",
     "reinforce",
     "related_entities",
-    "select_context_facts",
     "select_near_duplicates",
     "should_supersede",
     "supersede",
@@ -274,22 +273,6 @@ def select_near_duplicates(items: Sequence[Any], min_score: float | None) -> lis
     return parse_records(kept, Fact)
 
 
-def select_context_facts(
-    facts: Sequence[Fact], *, now: datetime, config: SemanticConfig, max_facts: int
-) -> tuple[list[Fact], int]:
-    """Current, confident, non-stale facts (most confident first) and how many were left out."""
-    usable = [
-        f
-        for f in facts
-        if f.is_current
-        and f.confidence >= config.min_confidence
-        and not f.is_stale(now, config.stale_after_days)
-    ]
-    usable.sort(key=lambda f: (f.confidence, f.last_confirmed), reverse=True)
-    kept = usable[: max(0, max_facts)]
-    return kept, len(facts) - len(kept)
-
-
 def format_entity_context(
     entity: Entity, facts: Sequence[Fact], relations: Sequence[RelatedEntity]
 ) -> str:
@@ -309,7 +292,7 @@ def format_entity_context(
 
 
 def build_entity_context(
-    entity: Entity | None,
+    entity: Entity,
     facts: Sequence[Fact],
     relations: Sequence[RelatedEntity],
     *,
@@ -317,15 +300,21 @@ def build_entity_context(
     config: SemanticConfig,
     max_facts: int,
 ) -> EntityContext:
-    """Assemble an :class:`EntityContext` (empty if the entity is unknown)."""
-    if entity is None:
-        return EntityContext(entity=None)
-    kept, omitted = select_context_facts(facts, now=now, config=config, max_facts=max_facts)
+    """An :class:`EntityContext`: current, confident, non-stale facts, most confident first."""
+    usable = [
+        f
+        for f in facts
+        if f.is_current
+        and f.confidence >= config.min_confidence
+        and not f.is_stale(now, config.stale_after_days)
+    ]
+    usable.sort(key=lambda f: (f.confidence, f.last_confirmed), reverse=True)
+    kept = usable[: max(0, max_facts)]
     return EntityContext(
         entity=entity,
         facts=kept,
         relations=list(relations),
-        omitted=omitted,
+        omitted=len(facts) - len(kept),
         text=format_entity_context(entity, kept, relations),
     )
 
@@ -341,18 +330,15 @@ def merge_search_hits(
     fact_items: Sequence[Any], entity_items: Sequence[Any], top_k: int
 ) -> list[SemanticSearchHit]:
     """Merge fact and entity hits into one list by score (unscored last)."""
-    hits: list[SemanticSearchHit] = []
-    for item in fact_items:
-        if (fact := parse_one(item, Fact)) is not None:
-            hits.append(
-                SemanticSearchHit("fact", item.score, fact.entity_id, fact.content, fact=fact)
-            )
-    for item in entity_items:
-        if (entity := parse_one(item, Entity)) is not None:
-            hits.append(
-                SemanticSearchHit(
-                    "entity", item.score, entity.entity_id, entity.search_text, entity=entity
-                )
-            )
+    hits = [
+        SemanticSearchHit("fact", item.score, fact.entity_id, fact.content, fact=fact)
+        for item in fact_items
+        if (fact := parse_one(item, Fact)) is not None
+    ]
+    hits += [
+        SemanticSearchHit("entity", item.score, entity.entity_id, entity.search_text, entity=entity)
+        for item in entity_items
+        if (entity := parse_one(item, Entity)) is not None
+    ]
     hits.sort(key=lambda h: (h.score is not None, h.score or 0.0), reverse=True)
     return hits[:top_k]
