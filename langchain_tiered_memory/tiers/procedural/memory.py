@@ -171,16 +171,11 @@ class ProceduralMemory:
         """The process-wide lock of one statistics record (held from its read to its write)."""
         return slot_lock(unwrap(self.store), namespace, key, "")
 
-    def _legacy_plan(self) -> Plan[int]:
-        return fold_legacy_plan(
-            self.scope, self.tool_stats_namespace, self.strategy_counts_namespace
-        )
-
     def _run(self, plan: Plan[T], lock: SlotLock | None = None) -> T:
         """Run ``plan`` (holding ``lock``), the earlier layout's statistics moved first."""
         if not self._legacy_moved:
             with self._lock(self.scope.namespace("procedural"), "legacy"):
-                run_plan(self.store, self._legacy_plan())
+                run_plan(self.store, fold_legacy_plan(self.scope))
                 self._legacy_moved = True
         with lock or nullcontext():
             return run_plan(self.store, plan)
@@ -188,7 +183,7 @@ class ProceduralMemory:
     async def _arun(self, plan: Plan[T], lock: SlotLock | None = None) -> T:
         if not self._legacy_moved:
             async with self._lock(self.scope.namespace("procedural"), "legacy"):
-                await arun_plan(self.store, self._legacy_plan())
+                await arun_plan(self.store, fold_legacy_plan(self.scope))
                 self._legacy_moved = True
         async with lock or nullcontext():
             return await arun_plan(self.store, plan)
