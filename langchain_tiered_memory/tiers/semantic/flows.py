@@ -50,14 +50,12 @@ from langchain_tiered_memory.tiers.semantic.rules import (
     as_candidate,
     build_entity_context,
     end_extra_current,
-    entity_value,
     make_draft,
     merge_search_hits,
     parse_one,
     parse_records,
     promote,
     reinforce,
-    related_entities,
     select_near_duplicates,
     should_supersede,
     supersede,
@@ -107,9 +105,8 @@ class FlowContext:
 
     def put_entity(self, entity: Entity) -> PutOp:
         """The write of one entity (name, type and aliases are embedded)."""
-        return PutOp(
-            self.entities_ns, entity.entity_id, entity_value(entity), index=["search_text"]
-        )
+        value = {**entity.model_dump(mode="json"), "search_text": entity.search_text}
+        return PutOp(self.entities_ns, entity.entity_id, value, index=["search_text"])
 
     def scan(self, namespace: tuple[str, ...], filter: dict[str, Any]) -> Flow[list[SearchItem]]:
         """Every item under ``namespace`` matching ``filter``, in pages of ``config.page_size``."""
@@ -207,7 +204,9 @@ def relations_of(ctx: FlowContext, entity_id: str) -> Flow[list[RelatedEntity]]:
     if not relations:
         return []
     found = yield StoreOps(tuple(GetOp(ctx.entities_ns, r.target_id) for r in relations))
-    return related_entities(relations, [parse_one(i, Entity) for i in found])
+    # A relation whose target is gone is left out.
+    targets = [parse_one(i, Entity) for i in found]
+    return [RelatedEntity(r, t) for r, t in zip(relations, targets, strict=True) if t is not None]
 
 
 def entity_context(ctx: FlowContext, entity_id: str, max_facts: int) -> Flow[EntityContext]:

@@ -48,7 +48,6 @@ from langchain_tiered_memory.tiers.semantic.models import (
     Entity,
     Fact,
     FactSource,
-    Relation,
     SemanticConfig,
     check_confidence,
     normalize_attribute,
@@ -65,7 +64,6 @@ __all__ = [
     "as_candidate",
     "build_entity_context",
     "end_extra_current",
-    "entity_value",
     "format_entity_context",
     "make_draft",
     "merge_search_hits",
@@ -73,7 +71,6 @@ __all__ = [
     "parse_records",
     "promote",
     "reinforce",
-    "related_entities",
     "select_near_duplicates",
     "should_supersede",
     "supersede",
@@ -256,11 +253,6 @@ def parse_one(item: Any, model: type[M]) -> M | None:
     return parsed[0] if parsed else None
 
 
-def entity_value(entity: Entity) -> dict[str, Any]:
-    """The stored form of an entity (with the text that is embedded)."""
-    return {**entity.model_dump(mode="json"), "search_text": entity.search_text}
-
-
 def select_near_duplicates(items: Sequence[Any], min_score: float | None) -> list[Fact]:
     """Search hits scoring at least ``min_score`` (all of them without one, or unscored)."""
     if min_score is None or all(getattr(i, "score", None) is None for i in items):
@@ -314,13 +306,6 @@ def build_entity_context(
         omitted=len(facts) - len(kept),
         text=format_entity_context(entity, kept, relations),
     )
-
-
-def related_entities(
-    relations: Sequence[Relation], targets: Sequence[Entity | None]
-) -> list[RelatedEntity]:
-    """Pair relations with their target entities, dropping relations whose target is gone."""
-    return [RelatedEntity(r, t) for r, t in zip(relations, targets, strict=True) if t is not None]
 
 
 def merge_search_hits(
