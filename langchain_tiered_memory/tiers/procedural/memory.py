@@ -53,7 +53,6 @@ from langchain_tiered_memory.tiers.procedural.render import render_injection
 from langchain_tiered_memory.tiers.procedural.stats import (
     OutcomeCounts,
     ToolStats,
-    strategy_from_value,
     strategy_key,
     strategy_value,
     validate_tool_use,
@@ -107,14 +106,6 @@ class ProceduralConfig:
         for name in ("inject_min_confidence", "warn_failure_rate", "pattern_min_frequency"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise ConfigurationError(f"{name}={getattr(self, name)}: use a value in [0, 1]")
-
-
-def _context_text(context: str | None) -> str | None:
-    if context is None:
-        return None
-    if not isinstance(context, str):
-        raise InvalidInputError(f"context must be text, got {type(context).__name__}")
-    return context.strip() or None
 
 
 def _copy_guidance(guidance: ToolGuidance) -> ToolGuidance:
@@ -180,16 +171,11 @@ class ProceduralMemory:
         """The process-wide lock of one statistics record (held from its read to its write)."""
         return slot_lock(unwrap(self.store), namespace, key, "")
 
-    def _legacy_plan(self) -> Plan[int]:
-        return fold_legacy_plan(
-            self.scope, self.tool_stats_namespace, self.strategy_counts_namespace
-        )
-
     def _run(self, plan: Plan[T], lock: SlotLock | None = None) -> T:
         """Run ``plan`` (holding ``lock``), the earlier layout's statistics moved first."""
         if not self._legacy_moved:
             with self._lock(self.scope.namespace("procedural"), "legacy"):
-                run_plan(self.store, self._legacy_plan())
+                run_plan(self.store, fold_legacy_plan(self.scope))
                 self._legacy_moved = True
         with lock or nullcontext():
             return run_plan(self.store, plan)
@@ -197,7 +183,7 @@ class ProceduralMemory:
     async def _arun(self, plan: Plan[T], lock: SlotLock | None = None) -> T:
         if not self._legacy_moved:
             async with self._lock(self.scope.namespace("procedural"), "legacy"):
-                await arun_plan(self.store, self._legacy_plan())
+                await arun_plan(self.store, fold_legacy_plan(self.scope))
                 self._legacy_moved = True
         async with lock or nullcontext():
             return await arun_plan(self.store, plan)
@@ -274,7 +260,7 @@ class ProceduralMemory:
         (item,) = yield StoreOps((GetOp(self.strategies_namespace, key),))
         if item is None:
             return None
-        (strategy,) = yield from self._with_counts([strategy_from_value(item.value)])
+        (strategy,) = yield from self._with_counts([Strategy.model_validate(item.value)])
         return strategy
 
     def _outcome(self, name: str, success: bool) -> tuple[Plan[Strategy], SlotLock]:
@@ -297,7 +283,7 @@ class ProceduralMemory:
         counts = OutcomeCounts.from_value(None if counted is None else counted.value)
         counts.add(self._args.now(), success)
         yield StoreOps((PutOp(namespace, key, counts.to_value(key), index=False),))
-        return counts.apply(strategy_from_value(item.value))
+        return counts.apply(Strategy.model_validate(item.value))
 
     def _scored(self, strategy: Strategy, relevance: float | None) -> ScoredStrategy:
         w_rel, w_conf = self.config.relevance_weight, self.config.confidence_weight
@@ -310,7 +296,9 @@ class ProceduralMemory:
         self, context: str | None, top_k: int, min_confidence: float, min_relevance: float
     ) -> Plan[list[ScoredStrategy]]:
         check_top_k(top_k)
-        text = _context_text(context)
+        if context is not None and not isinstance(context, str):
+            raise InvalidInputError(f"context must be text, got {type(context).__name__}")
+        text = context.strip() or None if context is not None else None
         items: list[SearchItem]
         scores: Sequence[float | None]
         if text is None:  # confidence alone
@@ -320,7 +308,7 @@ class ProceduralMemory:
             limit = max(top_k * 4, 20)
             (items,) = yield StoreOps((SearchOp(self.strategies_namespace, None, limit, 0, text),))
             scores = relevance_scores([i.score for i in items], self.config.relevance_scale)
-        strategies = yield from self._with_counts([strategy_from_value(i.value) for i in items])
+        strategies = yield from self._with_counts([Strategy.model_validate(i.value) for i in items])
         floor = 0.0 if text is None else min_relevance
         scored = (self._scored(s, r) for s, r in zip(strategies, scores, strict=True))
         kept = [s for s in scored if s.confidence >= min_confidence and s.relevance >= floor]

@@ -66,14 +66,9 @@ def render_injection(
         - tone: concise
         - units: metric
     """
-    lines: list[str] = []
-    if strategies:
-        lines.append("Learned strategies:")
-        lines.extend(strategy_line(s) for s in strategies)
-    if warnings:
-        lines.append("Tool usage warnings:")
-        lines.extend(warning_line(g) for g in warnings)
-    if preferences:
-        lines.append("User preferences:")
-        lines.extend(preference_line(k, v) for k, v in preferences.items())
-    return "\n".join(lines)
+    sections = (
+        ("Learned strategies:", [strategy_line(s) for s in strategies]),
+        ("Tool usage warnings:", [warning_line(g) for g in warnings]),
+        ("User preferences:", [preference_line(k, v) for k, v in preferences.items()]),
+    )
+    return "\n".join(line for head, body in sections if body for line in (head, *body))

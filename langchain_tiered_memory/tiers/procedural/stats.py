@@ -43,7 +43,6 @@ __all__ = [
     "RECENT_IDS",
     "OutcomeCounts",
     "ToolStats",
-    "strategy_from_value",
     "strategy_key",
     "strategy_value",
     "validate_tool_use",
@@ -269,8 +268,3 @@ def strategy_value(strategy: Strategy) -> dict[str, Any]:
         "created_at": strategy.created_at.isoformat(),
         "text": f"{strategy.name}: {strategy.description}. When: {strategy.conditions}",
     }
-
-
-def strategy_from_value(value: dict[str, Any]) -> Strategy:
-    """A strategy definition read back (counts zero until outcomes are applied)."""
-    return Strategy.model_validate(value)

@@ -50,14 +50,12 @@ from langchain_tiered_memory.tiers.semantic.rules import (
     as_candidate,
     build_entity_context,
     end_extra_current,
-    entity_value,
     make_draft,
     merge_search_hits,
     parse_one,
     parse_records,
     promote,
     reinforce,
-    related_entities,
     select_near_duplicates,
     should_supersede,
     supersede,
@@ -107,9 +105,8 @@ class FlowContext:
 
     def put_entity(self, entity: Entity) -> PutOp:
         """The write of one entity (name, type and aliases are embedded)."""
-        return PutOp(
-            self.entities_ns, entity.entity_id, entity_value(entity), index=["search_text"]
-        )
+        value = {**entity.model_dump(mode="json"), "search_text": entity.search_text}
+        return PutOp(self.entities_ns, entity.entity_id, value, index=["search_text"])
 
     def scan(self, namespace: tuple[str, ...], filter: dict[str, Any]) -> Flow[list[SearchItem]]:
         """Every item under ``namespace`` matching ``filter``, in pages of ``config.page_size``."""
@@ -207,7 +204,9 @@ def relations_of(ctx: FlowContext, entity_id: str) -> Flow[list[RelatedEntity]]:
     if not relations:
         return []
     found = yield StoreOps(tuple(GetOp(ctx.entities_ns, r.target_id) for r in relations))
-    return related_entities(relations, [parse_one(i, Entity) for i in found])
+    # A relation whose target is gone is left out.
+    targets = [parse_one(i, Entity) for i in found]
+    return [RelatedEntity(r, t) for r, t in zip(relations, targets, strict=True) if t is not None]
 
 
 def entity_context(ctx: FlowContext, entity_id: str, max_facts: int) -> Flow[EntityContext]:
@@ -562,10 +561,9 @@ def remember_from_text(
                         extraction.extractor,
                     )
                     write = yield from store_fact(ctx, request, entity_name=name, confirmed=seen)
+                    result.writes.append(write)
                 except InvalidInputError as exc:
                     result.errors.append(f"skipped extracted fact {item.content!r}: {exc}")
-                    continue
-                result.writes.append(write)
             for rel in found.relations:
                 try:
                     target = resolve_entity_id(rel.target, known, subject)
@@ -578,10 +576,9 @@ def remember_from_text(
                         rel.description,
                         create_missing=((etype, found.entity_name), (target_type, rel.target)),
                     )
+                    result.relations.append(relation)
                 except InvalidInputError as exc:
                     result.errors.append(f"skipped extracted relation {rel.relation_type!r}: {exc}")
-                    continue
-                result.relations.append(relation)
 
     yield from store(heuristic, ())
     llm = ctx.extractor

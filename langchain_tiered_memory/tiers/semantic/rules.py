@@ -48,7 +48,6 @@ from langchain_tiered_memory.tiers.semantic.models import (
     Entity,
     Fact,
     FactSource,
-    Relation,
     SemanticConfig,
     check_confidence,
     normalize_attribute,
@@ -65,7 +64,6 @@ __all__ = [
     "as_candidate",
     "build_entity_context",
     "end_extra_current",
-    "entity_value",
     "format_entity_context",
     "make_draft",
     "merge_search_hits",
@@ -73,8 +71,6 @@ __all__ = [
     "parse_records",
     "promote",
     "reinforce",
-    "related_entities",
-    "select_context_facts",
     "select_near_duplicates",
     "should_supersede",
     "supersede",
@@ -146,24 +142,21 @@ def make_draft(request: FactRequest, *, config: SemanticConfig, now: datetime) -
         raise InvalidInputError(f"source {source!r} is unknown: use one of {', '.join(_SOURCES)}")
     if episode is not None and (not isinstance(episode, str) or not episode.strip()):
         raise InvalidInputError(f"source_episode_id {episode!r} must be a non-empty string or None")
-    try:
-        return Fact(
-            fact_id=uuid.uuid4().hex,
-            entity_id=eid,
-            entity_type=normalize_attribute(request.entity_type),
-            content=content,
-            attribute=attr,
-            value=val,
-            slot_key=slot_key_for(attr, val, config.multi_valued_attributes),
-            confidence=conf,
-            source_episode_ids=[episode.strip()] if episode else [],
-            first_observed=now,
-            last_confirmed=now,
-            valid_from=now,
-            source=source,  # type: ignore[arg-type]
-        )
-    except ValidationError as exc:
-        raise InvalidInputError(f"invalid fact: {exc.errors()[0]['msg']}") from exc
+    return Fact(
+        fact_id=uuid.uuid4().hex,
+        entity_id=eid,
+        entity_type=normalize_attribute(request.entity_type),
+        content=content,
+        attribute=attr,
+        value=val,
+        slot_key=slot_key_for(attr, val, config.multi_valued_attributes),
+        confidence=conf,
+        source_episode_ids=[episode.strip()] if episode else [],
+        first_observed=now,
+        last_confirmed=now,
+        valid_from=now,
+        source=source,  # type: ignore[arg-type]
+    )
 
 
 def _updated(fact: Fact, **changes: Any) -> Fact:
@@ -260,11 +253,6 @@ def parse_one(item: Any, model: type[M]) -> M | None:
     return parsed[0] if parsed else None
 
 
-def entity_value(entity: Entity) -> dict[str, Any]:
-    """The stored form of an entity (with the text that is embedded)."""
-    return {**entity.model_dump(mode="json"), "search_text": entity.search_text}
-
-
 def select_near_duplicates(items: Sequence[Any], min_score: float | None) -> list[Fact]:
     """Search hits scoring at least ``min_score`` (all of them without one, or unscored)."""
     if min_score is None or all(getattr(i, "score", None) is None for i in items):
@@ -272,22 +260,6 @@ def select_near_duplicates(items: Sequence[Any], min_score: float | None) -> lis
     else:
         kept = [i for i in items if i.score is not None and i.score >= min_score]
     return parse_records(kept, Fact)
-
-
-def select_context_facts(
-    facts: Sequence[Fact], *, now: datetime, config: SemanticConfig, max_facts: int
-) -> tuple[list[Fact], int]:
-    """Current, confident, non-stale facts (most confident first) and how many were left out."""
-    usable = [
-        f
-        for f in facts
-        if f.is_current
-        and f.confidence >= config.min_confidence
-        and not f.is_stale(now, config.stale_after_days)
-    ]
-    usable.sort(key=lambda f: (f.confidence, f.last_confirmed), reverse=True)
-    kept = usable[: max(0, max_facts)]
-    return kept, len(facts) - len(kept)
 
 
 def format_entity_context(
@@ -309,7 +281,7 @@ def format_entity_context(
 
 
 def build_entity_context(
-    entity: Entity | None,
+    entity: Entity,
     facts: Sequence[Fact],
     relations: Sequence[RelatedEntity],
     *,
@@ -317,42 +289,38 @@ def build_entity_context(
     config: SemanticConfig,
     max_facts: int,
 ) -> EntityContext:
-    """Assemble an :class:`EntityContext` (empty if the entity is unknown)."""
-    if entity is None:
-        return EntityContext(entity=None)
-    kept, omitted = select_context_facts(facts, now=now, config=config, max_facts=max_facts)
+    """An :class:`EntityContext`: current, confident, non-stale facts, most confident first."""
+    usable = [
+        f
+        for f in facts
+        if f.is_current
+        and f.confidence >= config.min_confidence
+        and not f.is_stale(now, config.stale_after_days)
+    ]
+    usable.sort(key=lambda f: (f.confidence, f.last_confirmed), reverse=True)
+    kept = usable[: max(0, max_facts)]
     return EntityContext(
         entity=entity,
         facts=kept,
         relations=list(relations),
-        omitted=omitted,
+        omitted=len(facts) - len(kept),
         text=format_entity_context(entity, kept, relations),
     )
-
-
-def related_entities(
-    relations: Sequence[Relation], targets: Sequence[Entity | None]
-) -> list[RelatedEntity]:
-    """Pair relations with their target entities, dropping relations whose target is gone."""
-    return [RelatedEntity(r, t) for r, t in zip(relations, targets, strict=True) if t is not None]
 
 
 def merge_search_hits(
     fact_items: Sequence[Any], entity_items: Sequence[Any], top_k: int
 ) -> list[SemanticSearchHit]:
     """Merge fact and entity hits into one list by score (unscored last)."""
-    hits: list[SemanticSearchHit] = []
-    for item in fact_items:
-        if (fact := parse_one(item, Fact)) is not None:
-            hits.append(
-                SemanticSearchHit("fact", item.score, fact.entity_id, fact.content, fact=fact)
-            )
-    for item in entity_items:
-        if (entity := parse_one(item, Entity)) is not None:
-            hits.append(
-                SemanticSearchHit(
-                    "entity", item.score, entity.entity_id, entity.search_text, entity=entity
-                )
-            )
+    hits = [
+        SemanticSearchHit("fact", item.score, fact.entity_id, fact.content, fact=fact)
+        for item in fact_items
+        if (fact := parse_one(item, Fact)) is not None
+    ]
+    hits += [
+        SemanticSearchHit("entity", item.score, entity.entity_id, entity.search_text, entity=entity)
+        for item in entity_items
+        if (entity := parse_one(item, Entity)) is not None
+    ]
     hits.sort(key=lambda h: (h.score is not None, h.score or 0.0), reverse=True)
     return hits[:top_k]
