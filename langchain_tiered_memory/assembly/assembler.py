@@ -34,7 +34,7 @@ from typing import Any, Literal
 from langchain_tiered_memory.assembly import convert
 from langchain_tiered_memory.assembly.conflicts import MemoryConflictResolver
 from langchain_tiered_memory.assembly.critical import CriticalFactPolicy
-from langchain_tiered_memory.assembly.items import MemoryContext, MemoryItem
+from langchain_tiered_memory.assembly.items import MemoryContext
 from langchain_tiered_memory.assembly.packing import check_budget, pack_by_utility, pack_items
 from langchain_tiered_memory.assembly.utility import rank_items
 from langchain_tiered_memory.errors import ConfigurationError, InvalidInputError
@@ -159,7 +159,6 @@ class _Task:
 
 
 def _task(name: str, tier: object, method: str, *args: Any, **kw: Any) -> _Task:
-    """``tier.method`` and its async twin ``tier.a<method>``, bound to the arguments."""
     run, arun = getattr(tier, method), getattr(tier, "a" + method)
     return _Task(name, partial(run, *args, **kw), partial(arun, *args, **kw))
 
@@ -257,8 +256,7 @@ class ContextAssembler:
                 errors[task.name] = f"{type(outcome).__name__}: {outcome}"
                 if self.on_error is not None:
                     self.on_error(task.name, outcome)
-        items: list[MemoryItem] = []
-        items += convert.warning_items(
+        items = convert.warning_items(
             results.get("warnings", []), min_failure_rate=c.min_failure_rate
         )
         items += convert.strategy_items(results.get("strategies", []))
@@ -334,7 +332,6 @@ def _outcome(run: Callable[[], Any]) -> Any:
 
 
 async def _aoutcome(awaitable: Awaitable[Any]) -> Any:
-    """Async twin of :func:`_outcome`."""
     try:
         return await awaitable
     except Exception as exc:

@@ -109,10 +109,7 @@ class MemoryConflictResolver:
         first_with_key: dict[str, int] = {}
         for i, item in enumerate(items):
             if item.group_key is not None:
-                if item.group_key in first_with_key:
-                    union(first_with_key[item.group_key], i)
-                else:
-                    first_with_key[item.group_key] = i
+                union(first_with_key.setdefault(item.group_key, i), i)
         words = [_words(item.text) for item in items]  # once per item, not per pair
         for i in range(len(items)):
             for j in range(i + 1, len(items)):

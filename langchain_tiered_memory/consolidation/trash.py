@@ -66,7 +66,6 @@ def _trash_key(namespace: Namespace, key: str) -> str:
 
 
 def _write(ops: list[Op]) -> Plan[int]:
-    """Run ``ops`` in one batch (none: no call); returns how many there were."""
     if ops:
         yield StoreOps(tuple(ops))
     return len(ops)
@@ -209,7 +208,7 @@ class MemoryTrash:
 
 
 def _records(items: list[SearchItem]) -> list[AuditRecord]:
-    records = [
+    records = (
         AuditRecord(
             action=v["action"],
             namespace=tuple(v["namespace"]),
@@ -219,6 +218,5 @@ def _records(items: list[SearchItem]) -> list[AuditRecord]:
             content_sha256=v["content_sha256"],
         )
         for v in (i.value for i in items)
-    ]
-    records.sort(key=lambda r: r.at)
-    return records
+    )
+    return sorted(records, key=lambda r: r.at)
