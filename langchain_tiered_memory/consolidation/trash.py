@@ -156,12 +156,11 @@ class MemoryTrash:
         for item in trashed:
             v = item.value
             if ensure_aware(datetime.fromisoformat(v["deleted_at"])) <= cutoff:
-                ops.append(
-                    self._audit_op(
-                        "purge", tuple(v["namespace"]), v["key"], v["reason"], v["value"]
-                    )
-                )
-                ops.append(PutOp(self.trash_namespace, item.key, None))
+                namespace = tuple(v["namespace"])
+                ops += [
+                    self._audit_op("purge", namespace, v["key"], v["reason"], v["value"]),
+                    PutOp(self.trash_namespace, item.key, None),
+                ]
         return (yield from _write(ops)) // 2
 
     # -- sync and async ------------------------------------------------------------
