@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import sys
-
 from langchain_tiered_memory.cli.commands import main
 
 if __name__ == "__main__":
-    sys.exit(main())
+    raise SystemExit(main())

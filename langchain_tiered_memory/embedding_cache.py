@@ -190,8 +190,7 @@ def clear_embedding_cache(*embeddings: Any) -> int:
     """
     dropped = 0
     seen: set[int] = set()
-    for start in embeddings:
-        current = start
+    for current in embeddings:
         while current is not None and id(current) not in seen:
             seen.add(id(current))
             if isinstance(current, CachedEmbeddings):

@@ -379,7 +379,16 @@ class LocalEmbeddings(BaseModel, Embeddings):
         """Async twin of :meth:`load` (runs in the default executor)."""
         await run_in_executor(None, self.load)
 
-    def _embed(self, texts: Sequence[str]) -> list[list[float]]:
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        """Embed texts in length-sorted batches; vectors come back in input order.
+
+        Args:
+            texts: Strings to embed; empty strings are fine.
+
+        Raises:
+            InvalidInputError: An item is not a string.
+            ConfigurationError: The model or tokenizer cannot be loaded.
+        """
         if isinstance(texts, str):
             raise InvalidInputError(
                 "embed_documents takes a list of strings, got one string: wrap it in a list "
@@ -406,21 +415,9 @@ class LocalEmbeddings(BaseModel, Embeddings):
                     rows[start + position] = vector
         return rows
 
-    def embed_documents(self, texts: list[str]) -> list[list[float]]:
-        """Embed texts in length-sorted batches; vectors come back in input order.
-
-        Args:
-            texts: Strings to embed; empty strings are fine.
-
-        Raises:
-            InvalidInputError: An item is not a string.
-            ConfigurationError: The model or tokenizer cannot be loaded.
-        """
-        return self._embed(texts)
-
     def embed_query(self, text: str) -> list[float]:
         """Embed one query (no prefix: MiniLM embeds queries and documents alike)."""
-        return self._embed([text])[0]
+        return self.embed_documents([text])[0]
 
     async def aembed_documents(self, texts: list[str]) -> list[list[float]]:
         """Async twin of :meth:`embed_documents` (runs in the default executor)."""

@@ -177,13 +177,8 @@ def message_text(message: BaseMessage) -> str:
     content = message.content
     if isinstance(content, str):
         return content
-    parts: list[str] = []
-    for block in content:
-        if isinstance(block, str):
-            parts.append(block)
-        elif isinstance(block, dict) and isinstance(block.get("text"), str):
-            parts.append(block["text"])
-    return "".join(parts)
+    texts = (block.get("text") if isinstance(block, dict) else block for block in content)
+    return "".join(text for text in texts if isinstance(text, str))
 
 
 @dataclass

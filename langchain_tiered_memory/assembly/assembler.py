@@ -34,7 +34,7 @@ from typing import Any, Literal
 from langchain_tiered_memory.assembly import convert
 from langchain_tiered_memory.assembly.conflicts import MemoryConflictResolver
 from langchain_tiered_memory.assembly.critical import CriticalFactPolicy
-from langchain_tiered_memory.assembly.items import MemoryContext, MemoryItem
+from langchain_tiered_memory.assembly.items import MemoryContext
 from langchain_tiered_memory.assembly.packing import check_budget, pack_by_utility, pack_items
 from langchain_tiered_memory.assembly.utility import rank_items
 from langchain_tiered_memory.errors import ConfigurationError, InvalidInputError
@@ -151,17 +151,11 @@ class AssemblyConfig:
                 )
 
 
-@dataclass(frozen=True)
 class _Task:
-    name: str
-    run: Callable[[], Any]
-    arun: Callable[[], Awaitable[Any]]
-
-
-def _task(name: str, tier: object, method: str, *args: Any, **kw: Any) -> _Task:
-    """``tier.method`` and its async twin ``tier.a<method>``, bound to the arguments."""
-    run, arun = getattr(tier, method), getattr(tier, "a" + method)
-    return _Task(name, partial(run, *args, **kw), partial(arun, *args, **kw))
+    def __init__(self, name: str, tier: object, method: str, *args: Any, **kw: Any) -> None:
+        self.name = name
+        self.run = partial(getattr(tier, method), *args, **kw)
+        self.arun = partial(getattr(tier, "a" + method), *args, **kw)
 
 
 class ContextAssembler:
@@ -222,12 +216,12 @@ class ContextAssembler:
         c, p, s, e, uid = self.config, self.procedural, self.semantic, self.episodic, self.entity_id
         strategies = {"top_k": c.strategies_top_k, "min_confidence": c.min_strategy_confidence}
         tasks = [
-            _task("warnings", p, "get_all_tool_guidance"),
-            _task("strategies", p, "get_applicable_strategies", query, **strategies),
-            _task("preferences", p, "get_preferences"),
-            _task("profile", s, "retrieve_entity_context", uid, c.max_profile_facts),
-            _task("knowledge", s, "semantic_search", query, top_k=c.knowledge_top_k),
-            _task("experiences", e, "retrieve_similar", query, top_k=c.experiences_top_k),
+            _Task("warnings", p, "get_all_tool_guidance"),
+            _Task("strategies", p, "get_applicable_strategies", query, **strategies),
+            _Task("preferences", p, "get_preferences"),
+            _Task("profile", s, "retrieve_entity_context", uid, c.max_profile_facts),
+            _Task("knowledge", s, "semantic_search", query, top_k=c.knowledge_top_k),
+            _Task("experiences", e, "retrieve_similar", query, top_k=c.experiences_top_k),
         ]
         crit = c.critical
         if (
@@ -236,9 +230,9 @@ class ContextAssembler:
             and (crit.attributes or crit.include_pinned)
         ):
             kw = {"include_pinned": crit.include_pinned, "limit": crit.max_facts}
-            tasks.append(_task("critical", s, "critical_facts", uid, crit.attributes, **kw))
+            tasks.append(_Task("critical", s, "critical_facts", uid, crit.attributes, **kw))
         if self.turns is not None and c.turns_top_k > 0:
-            tasks.append(_task("conversation", self.turns, "search", query, top_k=c.turns_top_k))
+            tasks.append(_Task("conversation", self.turns, "search", query, top_k=c.turns_top_k))
         return tasks
 
     def _assemble(
@@ -257,8 +251,7 @@ class ContextAssembler:
                 errors[task.name] = f"{type(outcome).__name__}: {outcome}"
                 if self.on_error is not None:
                     self.on_error(task.name, outcome)
-        items: list[MemoryItem] = []
-        items += convert.warning_items(
+        items = convert.warning_items(
             results.get("warnings", []), min_failure_rate=c.min_failure_rate
         )
         items += convert.strategy_items(results.get("strategies", []))
@@ -334,7 +327,6 @@ def _outcome(run: Callable[[], Any]) -> Any:
 
 
 async def _aoutcome(awaitable: Awaitable[Any]) -> Any:
-    """Async twin of :func:`_outcome`."""
     try:
         return await awaitable
     except Exception as exc:

@@ -101,18 +101,10 @@ class MemoryConflictResolver:
                 i = parent[i]
             return i
 
-        def union(i: int, j: int) -> None:
-            ri, rj = find(i), find(j)
-            if ri != rj:
-                parent[rj] = ri
-
         first_with_key: dict[str, int] = {}
         for i, item in enumerate(items):
             if item.group_key is not None:
-                if item.group_key in first_with_key:
-                    union(first_with_key[item.group_key], i)
-                else:
-                    first_with_key[item.group_key] = i
+                parent[find(i)] = find(first_with_key.setdefault(item.group_key, i))
         words = [_words(item.text) for item in items]  # once per item, not per pair
         for i in range(len(items)):
             for j in range(i + 1, len(items)):
@@ -120,7 +112,7 @@ class MemoryConflictResolver:
                     _jaccard(items[i].text, words[i], items[j].text, words[j])
                     >= self.duplicate_threshold
                 ):
-                    union(i, j)
+                    parent[find(j)] = find(i)
         groups: dict[int, list[int]] = {}
         for i in range(len(items)):
             groups.setdefault(find(i), []).append(i)

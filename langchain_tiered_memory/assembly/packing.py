@@ -57,62 +57,10 @@ SECTION_ORDER: tuple[str, ...] = (
 )
 
 
-def _render(chosen: dict[str, list[MemoryItem]], nonce: str) -> tuple[str, dict[str, str]]:
-    shown = [(s, [i.text for i in chosen[s]]) for s in SECTION_ORDER if chosen.get(s)]
-    blocks = {s: render_section(s, texts) for s, texts in shown}
-    return frame_memories(shown, nonce=nonce), blocks
-
-
-def _frame_cost(counter: TokenCounter, nonce: str) -> int:
-    """Tokens of the frame, paid once: preamble, opening and closing delimiters, joins."""
-    return counter.count(frame_open(nonce)) + counter.count(frame_close(nonce)) + 2
-
-
-def _heading_cost(counter: TokenCounter) -> dict[str, int]:
-    """Tokens of each section's heading line (and its line break), paid when it opens."""
-    return {s: counter.count(render_heading(s)) + 1 for s in SECTION_ORDER}
-
-
 def check_budget(budget: int) -> None:
     """Raise :class:`TokenBudgetError` unless ``budget`` is an int >= 0."""
     if isinstance(budget, bool) or not isinstance(budget, int) or budget < 0:
         raise TokenBudgetError(f"token_budget must be a non-negative int, got {budget!r}")
-
-
-def _trim(item: MemoryItem, room: int, counter: TokenCounter, min_trim_tokens: int) -> str:
-    """``item``'s text cut to a line of ``room`` tokens; ``""`` when too little room is left."""
-    room -= counter.count("- ") + 1
-    return counter.truncate(sanitize(item.text), room) if room >= min_trim_tokens else ""
-
-
-def _finish(
-    chosen: dict[str, list[MemoryItem]],
-    order: list[MemoryItem],
-    dropped: list[DroppedItem],
-    *,
-    nonce: str,
-    budget: int,
-    counter: TokenCounter,
-) -> MemoryContext:
-    """Render ``chosen``, dropping from the end of ``order`` until the whole text fits."""
-    text, blocks = _render(chosen, nonce)
-    tokens = counter.count(text)
-    while tokens > budget:  # line joins can tokenize differently from the parts
-        removed = order.pop()
-        chosen[removed.section].remove(removed)
-        if not chosen[removed.section]:
-            del chosen[removed.section]
-        dropped.append(DroppedItem(removed, "token budget: did not fit after final count"))
-        text, blocks = _render(chosen, nonce)
-        tokens = counter.count(text)
-    return MemoryContext(
-        text=text,
-        tokens=tokens,
-        budget=budget,
-        items=[i for s in SECTION_ORDER for i in chosen.get(s, [])],
-        dropped=dropped,
-        section_tokens={s: counter.count(b) for s, b in blocks.items()},
-    )
 
 
 def pack_items(
@@ -246,7 +194,9 @@ def _fill(
 ) -> MemoryContext:
     """Take ``(item, cost)`` in order while they fit, trimming (or making room, by utility)."""
     nonce = make_nonce(i.text for i, _ in ranked)
-    frame, headings = _frame_cost(counter, nonce), _heading_cost(counter)
+    # The frame (preamble, delimiters, joins) is paid once; a heading line when its section opens.
+    frame = counter.count(frame_open(nonce)) + counter.count(frame_close(nonce)) + 2
+    headings = {s: counter.count(render_heading(s)) + 1 for s in SECTION_ORDER}
     used = 0
     chosen: dict[str, list[MemoryItem]] = {}
     order: list[MemoryItem] = []
@@ -257,7 +207,9 @@ def _fill(
         if used + opening + cost <= budget:
             taken, spent = item, cost
         else:
-            text = _trim(item, budget - used - opening, counter, min_trim_tokens)
+            left = budget - used - opening
+            room = left - counter.count("- ") - 1
+            text = counter.truncate(sanitize(item.text), room) if room >= min_trim_tokens else ""
             spent = counter.count(render_line(text)) + 1 if text else cost
             made = None
             if make_room:
@@ -273,7 +225,6 @@ def _fill(
             elif text:
                 taken = replace(item, text=text, trimmed=True)
             else:
-                left = budget - used - opening
                 dropped.append(DroppedItem(item, f"token budget: needs {cost} tokens, {left} left"))
                 continue
         used += opening + spent
@@ -284,4 +235,23 @@ def _fill(
     if make_room:
         for section_items in chosen.values():
             section_items.sort(key=lambda i: (not i.critical, -i.score))
-    return _finish(chosen, order, dropped, nonce=nonce, budget=budget, counter=counter)
+    # Render, dropping from the end of ``order`` until the whole text fits.
+    while True:  # line joins can tokenize differently from the parts
+        shown = [(s, [i.text for i in chosen[s]]) for s in SECTION_ORDER if chosen.get(s)]
+        text = frame_memories(shown, nonce=nonce)
+        tokens = counter.count(text)
+        if tokens <= budget:
+            break
+        removed = order.pop()
+        chosen[removed.section].remove(removed)
+        if not chosen[removed.section]:
+            del chosen[removed.section]
+        dropped.append(DroppedItem(removed, "token budget: did not fit after final count"))
+    return MemoryContext(
+        text=text,
+        tokens=tokens,
+        budget=budget,
+        items=[i for s in SECTION_ORDER for i in chosen.get(s, [])],
+        dropped=dropped,
+        section_tokens={s: counter.count(render_section(s, texts)) for s, texts in shown},
+    )

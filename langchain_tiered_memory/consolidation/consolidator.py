@@ -223,15 +223,9 @@ class MemoryConsolidator:
                     report.facts_merged += 1
             progress("merge", n, len(groups))
 
-    def _unchanged(self, seen: Episode | Fact) -> bool:
-        """Whether a memory is stored now as it was when it was judged."""
-        if isinstance(seen, Episode):
-            return self.user.episodic.get(seen.episode_id) == seen
-        return self.user.semantic.get_fact(seen.fact_id) == seen
-
     def _forget(self, report: ConsolidationReport, progress: ProgressCallback) -> None:
         now = self.clock()
-        episodic = self.user.episodic
+        episodic, semantic = self.user.episodic, self.user.semantic
         episodes = episodic.get_episodes_in_range(_EPOCH, now + timedelta(days=1))
         facts = self._current_facts()
         facts_ns = self.user.scope.namespace("semantic", "facts")
@@ -289,9 +283,8 @@ class MemoryConsolidator:
         for n, (ns, key, why) in enumerate(verdicts, 1):
             # Only what is still as judged: a memory confirmed, accessed or pinned
             # since the snapshot above is kept (the next pass judges it again).
-            if self._unchanged(judged[(ns, key)]) and self.user.trash.soft_delete(
-                ns, key, reason=why
-            ):
+            stored = episodic.get(key) if ns == episodic.namespace else semantic.get_fact(key)
+            if stored == judged[(ns, key)] and self.user.trash.soft_delete(ns, key, reason=why):
                 report.forgotten.append((f"{ns[-1]}:{key}", why))
             progress("forget", n, len(verdicts))
         report.purged = self.user.trash.purge_expired(self.policy.grace_period_days)

@@ -66,7 +66,6 @@ def _trash_key(namespace: Namespace, key: str) -> str:
 
 
 def _write(ops: list[Op]) -> Plan[int]:
-    """Run ``ops`` in one batch (none: no call); returns how many there were."""
     if ops:
         yield StoreOps(tuple(ops))
     return len(ops)
@@ -157,12 +156,11 @@ class MemoryTrash:
         for item in trashed:
             v = item.value
             if ensure_aware(datetime.fromisoformat(v["deleted_at"])) <= cutoff:
-                ops.append(
-                    self._audit_op(
-                        "purge", tuple(v["namespace"]), v["key"], v["reason"], v["value"]
-                    )
-                )
-                ops.append(PutOp(self.trash_namespace, item.key, None))
+                namespace = tuple(v["namespace"])
+                ops += [
+                    self._audit_op("purge", namespace, v["key"], v["reason"], v["value"]),
+                    PutOp(self.trash_namespace, item.key, None),
+                ]
         return (yield from _write(ops)) // 2
 
     # -- sync and async ------------------------------------------------------------
@@ -209,7 +207,7 @@ class MemoryTrash:
 
 
 def _records(items: list[SearchItem]) -> list[AuditRecord]:
-    records = [
+    records = (
         AuditRecord(
             action=v["action"],
             namespace=tuple(v["namespace"]),
@@ -219,6 +217,5 @@ def _records(items: list[SearchItem]) -> list[AuditRecord]:
             content_sha256=v["content_sha256"],
         )
         for v in (i.value for i in items)
-    ]
-    records.sort(key=lambda r: r.at)
-    return records
+    )
+    return sorted(records, key=lambda r: r.at)
