@@ -65,10 +65,16 @@ def _outcome(event: Any) -> tuple[float, bool]:
     return float(event[0]), bool(event[1])
 
 
-def fold_legacy_plan(scope: MemoryScope) -> Plan[int]:
-    """Move ``scope``'s statistics in the earlier layout into its records; returns events moved."""
-    tools = scope.namespace("procedural", "tool_stats")
-    counts = scope.namespace("procedural", "strategy_counts")
+def fold_legacy_plan(
+    scope: MemoryScope, tools: tuple[str, ...], counts: tuple[str, ...]
+) -> Plan[int]:
+    """Move statistics of the earlier layout into the records; returns the events moved.
+
+    Args:
+        scope: Whose procedural memory.
+        tools: The namespace of per-tool statistics records.
+        counts: The namespace of per-strategy counts records.
+    """
     old = [scope.namespace("procedural", name) for name in _TOOLS + _OUTCOMES]
     probe = yield StoreOps(tuple(SearchOp(ns, None, 1, 0) for ns in old))
     if not any(probe):

@@ -171,11 +171,16 @@ class ProceduralMemory:
         """The process-wide lock of one statistics record (held from its read to its write)."""
         return slot_lock(unwrap(self.store), namespace, key, "")
 
+    def _legacy_plan(self) -> Plan[int]:
+        return fold_legacy_plan(
+            self.scope, self.tool_stats_namespace, self.strategy_counts_namespace
+        )
+
     def _run(self, plan: Plan[T], lock: SlotLock | None = None) -> T:
         """Run ``plan`` (holding ``lock``), the earlier layout's statistics moved first."""
         if not self._legacy_moved:
             with self._lock(self.scope.namespace("procedural"), "legacy"):
-                run_plan(self.store, fold_legacy_plan(self.scope))
+                run_plan(self.store, self._legacy_plan())
                 self._legacy_moved = True
         with lock or nullcontext():
             return run_plan(self.store, plan)
@@ -183,7 +188,7 @@ class ProceduralMemory:
     async def _arun(self, plan: Plan[T], lock: SlotLock | None = None) -> T:
         if not self._legacy_moved:
             async with self._lock(self.scope.namespace("procedural"), "legacy"):
-                await arun_plan(self.store, fold_legacy_plan(self.scope))
+                await arun_plan(self.store, self._legacy_plan())
                 self._legacy_moved = True
         async with lock or nullcontext():
             return await arun_plan(self.store, plan)
@@ -296,9 +301,11 @@ class ProceduralMemory:
         self, context: str | None, top_k: int, min_confidence: float, min_relevance: float
     ) -> Plan[list[ScoredStrategy]]:
         check_top_k(top_k)
-        if context is not None and not isinstance(context, str):
-            raise InvalidInputError(f"context must be text, got {type(context).__name__}")
-        text = context.strip() or None if context is not None else None
+        text = None
+        if context is not None:
+            if not isinstance(context, str):
+                raise InvalidInputError(f"context must be text, got {type(context).__name__}")
+            text = context.strip() or None
         items: list[SearchItem]
         scores: Sequence[float | None]
         if text is None:  # confidence alone

@@ -142,21 +142,24 @@ def make_draft(request: FactRequest, *, config: SemanticConfig, now: datetime) -
         raise InvalidInputError(f"source {source!r} is unknown: use one of {', '.join(_SOURCES)}")
     if episode is not None and (not isinstance(episode, str) or not episode.strip()):
         raise InvalidInputError(f"source_episode_id {episode!r} must be a non-empty string or None")
-    return Fact(
-        fact_id=uuid.uuid4().hex,
-        entity_id=eid,
-        entity_type=normalize_attribute(request.entity_type),
-        content=content,
-        attribute=attr,
-        value=val,
-        slot_key=slot_key_for(attr, val, config.multi_valued_attributes),
-        confidence=conf,
-        source_episode_ids=[episode.strip()] if episode else [],
-        first_observed=now,
-        last_confirmed=now,
-        valid_from=now,
-        source=source,  # type: ignore[arg-type]
-    )
+    try:
+        return Fact(
+            fact_id=uuid.uuid4().hex,
+            entity_id=eid,
+            entity_type=normalize_attribute(request.entity_type),
+            content=content,
+            attribute=attr,
+            value=val,
+            slot_key=slot_key_for(attr, val, config.multi_valued_attributes),
+            confidence=conf,
+            source_episode_ids=[episode.strip()] if episode else [],
+            first_observed=now,
+            last_confirmed=now,
+            valid_from=now,
+            source=source,  # type: ignore[arg-type]
+        )
+    except ValidationError as exc:  # a rule of the model the checks above do not repeat
+        raise InvalidInputError(f"invalid fact: {exc.errors()[0]['msg']}") from exc
 
 
 def _updated(fact: Fact, **changes: Any) -> Fact:
