@@ -418,11 +418,3 @@ class LocalEmbeddings(BaseModel, Embeddings):
     def embed_query(self, text: str) -> list[float]:
         """Embed one query (no prefix: MiniLM embeds queries and documents alike)."""
         return self.embed_documents([text])[0]
-
-    async def aembed_documents(self, texts: list[str]) -> list[list[float]]:
-        """Async twin of :meth:`embed_documents` (runs in the default executor)."""
-        return await run_in_executor(None, self.embed_documents, texts)
-
-    async def aembed_query(self, text: str) -> list[float]:
-        """Async twin of :meth:`embed_query` (runs in the default executor)."""
-        return await run_in_executor(None, self.embed_query, text)
