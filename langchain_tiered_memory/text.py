@@ -278,14 +278,18 @@ def check_text(value: object, what: str, *, max_chars: int | None = None) -> str
     return check_unicode(value, what)
 
 
-def check_top_k(top_k: object) -> int:
+def check_top_k(top_k: object, what: str = "top_k") -> int:
     """``top_k`` if it is a whole number >= 1 (how many results a search returns).
+
+    Args:
+        top_k: What the caller passed.
+        what: How to name it in the error message (e.g. ``"limit"``).
 
     Raises:
         InvalidInputError: Anything else (0, a negative number, a float, a bool).
     """
     if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
-        raise InvalidInputError(f"top_k is {top_k!r}: use a whole number >= 1")
+        raise InvalidInputError(f"{what} is {top_k!r}: use a whole number >= 1")
     return top_k
 
 

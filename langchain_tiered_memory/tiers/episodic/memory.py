@@ -34,6 +34,7 @@ from typing import Any
 from langgraph.store.base import BaseStore, GetOp, PutOp, SearchItem, SearchOp
 
 from langchain_tiered_memory.errors import ConfigurationError, InvalidInputError
+from langchain_tiered_memory.text import check_top_k
 from langchain_tiered_memory.tiers.common.access import CountsAccess, RecordAccess
 from langchain_tiered_memory.tiers.common.args import Clock, tier_args
 from langchain_tiered_memory.tiers.common.ranking import RankingConfig, rank_candidates
@@ -124,12 +125,6 @@ class ReflectionRetryResult:
     reflected: list[str] = field(default_factory=list)
     still_pending: list[str] = field(default_factory=list)
     failed: list[str] = field(default_factory=list)
-
-
-def _positive_int(value: Any, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise InvalidInputError(f"{name} is {value!r}: use a whole number >= 1")
-    return value
 
 
 class EpisodicMemory(CountsAccess):
@@ -249,7 +244,7 @@ class EpisodicMemory(CountsAccess):
     ) -> Plan[list[ScoredEpisode]]:
         if not isinstance(query, str) or not query.strip():
             raise InvalidInputError(f"query is {query!r}: pass the situation to match, as text")
-        top_k = _positive_int(top_k, "top_k")
+        top_k = check_top_k(top_k)
         now = self._args.now()
         since = None
         if max_age_hours is not None:
@@ -289,7 +284,7 @@ class EpisodicMemory(CountsAccess):
     def _recent_plan(
         self, limit: int, outcome: Outcome | str | None, session_id: str | None
     ) -> Plan[list[Episode]]:
-        limit = _positive_int(limit, "limit")
+        limit = check_top_k(limit, "limit")
         now = self._args.now()
         items: list[SearchItem] = []
         for hours in (*self.config.recent_windows_hours, None):
@@ -343,7 +338,7 @@ class EpisodicMemory(CountsAccess):
         yield from self.access.delete_plan(episode_id)
 
     def _pending_plan(self, limit: int) -> Plan[list[Episode]]:
-        limit = _positive_int(limit, "limit")
+        limit = check_top_k(limit, "limit")
         flt = episode_filter(reflection_status=ReflectionStatus.PENDING.value)
         (items,) = yield StoreOps((SearchOp(self.namespace, flt, limit, 0),))
         return sorted((episode_from_value(i.value) for i in items), key=lambda e: e.created_at)

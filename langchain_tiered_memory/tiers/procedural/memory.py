@@ -420,8 +420,7 @@ class ProceduralMemory:
         self, name: str, description: str, conditions: str = "", procedure: str = ""
     ) -> Strategy:
         """Async twin of :meth:`register_strategy`."""
-        plan = self._register_plan(name, description, conditions, procedure)
-        return await self._arun(plan)
+        return await self._arun(self._register_plan(name, description, conditions, procedure))
 
     def get_strategy(self, name: str) -> Strategy | None:
         """A strategy with its counts, or ``None``."""

@@ -181,16 +181,15 @@ class ToolStats:
 
     def patterns(self, min_frequency: float) -> list[str]:
         """Parameter values most successful calls share."""
-        n_sets = self.successes
         out = []
         for key, (seen, _, _, values) in sorted(
             self.params.items(), key=lambda kv: (kv[1][1], kv[1][2], kv[0])
         ):
             top, (n, _, _) = min(values.items(), key=lambda kv: (-kv[1][0], kv[1][1], kv[1][2]))
-            if len(values) == 1 and seen == n_sets and seen > 1:
+            if len(values) == 1 and seen == self.successes and seen > 1:
                 out.append(f"{key}={top} (always)")
-            elif seen > 1 and n / n_sets > min_frequency:
-                out.append(f"{key}={top} ({n / n_sets:.0%} of successes)")
+            elif seen > 1 and n / self.successes > min_frequency:
+                out.append(f"{key}={top} ({n / self.successes:.0%} of successes)")
         return out
 
     def guidance(
