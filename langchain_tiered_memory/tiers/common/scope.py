@@ -27,7 +27,8 @@ __all__ = ["NO_AGENT", "ROOT_LABEL", "MemoryScope", "id_to_label", "label_to_id"
 ROOT_LABEL = "tiered_memory"
 NO_AGENT = "_"
 """The agent label of memories shared by all of a user's agents (``agent_id=None``)."""
-_MAX_ID_LENGTH = 256
+MAX_ID_LENGTH = 256
+"""Most characters an id may have (user, agent and entity ids, turn ids)."""
 
 
 _ESCAPE = re.compile(r"%(25|2e)")
@@ -62,9 +63,9 @@ def normalize_id(value: str, *, what: str = "id") -> str:
     cleaned = " ".join(unicodedata.normalize("NFC", value).split()).lower()
     if not cleaned:
         raise InvalidInputError(f"{what} is empty: pass a non-empty string such as 'alice'")
-    if len(cleaned) > _MAX_ID_LENGTH:
+    if len(cleaned) > MAX_ID_LENGTH:
         raise InvalidInputError(
-            f"{what} is {len(cleaned)} characters long: use at most {_MAX_ID_LENGTH}"
+            f"{what} is {len(cleaned)} characters long: use at most {MAX_ID_LENGTH}"
         )
     if cleaned in _RESERVED_IDS:
         raise InvalidInputError(

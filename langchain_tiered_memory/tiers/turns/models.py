@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, field_validator
 
 from langchain_tiered_memory.errors import ConfigurationError
 from langchain_tiered_memory.tiers.common.records import to_epoch
+from langchain_tiered_memory.tiers.common.scope import MAX_ID_LENGTH
 from langchain_tiered_memory.tiers.turns.defaults import (
     DEFAULT_CANDIDATES,
     DEFAULT_DENSE_ENRICH,
@@ -53,8 +54,6 @@ LEXICAL_FIELD = "turn_lexical_text"
 (previous turns, date, speaker, caption, the turn twice). ``TieredMemory.open``
 builds its store with ``lexical_fields=[LEXICAL_FIELD]``; records without it
 (episodes, facts, ...) keep their embedded text as BM25 text."""
-
-MAX_ID_LENGTH = 256
 
 MAX_SPREAD = 0.5
 """The largest spread of candidate scores in ``[0, 1]``: a population standard deviation
