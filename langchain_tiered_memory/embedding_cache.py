@@ -87,10 +87,8 @@ class CachedEmbeddings(Embeddings):
         with self._lock:
             if text in self._cache or text in self._pending:
                 return
-            generation = self._generation
             self.misses += 1  # the one embedding of this text
-            future = _PREFETCH.submit(self._embed_and_keep, text, generation)
-            self._pending[text] = future
+            self._pending[text] = _PREFETCH.submit(self._embed_and_keep, text, self._generation)
 
     def _embed_and_keep(self, text: str, generation: int) -> list[float]:
         try:

@@ -170,10 +170,8 @@ class ForgettingPolicy:
         if cap is None or len(candidates) <= cap:
             return []
         excess = len(candidates) - cap
-        scored = sorted(
-            (c for c in candidates if not c.pinned), key=lambda c: (self.value(c, now), c.key)
-        )
+        scored = sorted((self.value(c, now), c.key) for c in candidates if not c.pinned)
         return [
-            (c.key, f"size cap {cap}: value {self.value(c, now):.3f} among the lowest")
-            for c in scored[:excess]
+            (key, f"size cap {cap}: value {value:.3f} among the lowest")
+            for value, key in scored[:excess]
         ]

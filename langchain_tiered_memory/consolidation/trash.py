@@ -65,12 +65,6 @@ def _trash_key(namespace: Namespace, key: str) -> str:
     return uuid.uuid5(uuid.NAMESPACE_URL, json.dumps([list(namespace), key])).hex
 
 
-def _write(ops: list[Op]) -> Plan[int]:
-    if ops:
-        yield StoreOps(tuple(ops))
-    return len(ops)
-
-
 class MemoryTrash:
     """Soft delete, restore and purge for one scope, with an audit trail.
 
@@ -117,37 +111,39 @@ class MemoryTrash:
 
     def _soft_delete_plan(self, namespace: Namespace, key: str, reason: str) -> Plan[bool]:
         (item,) = yield StoreOps((GetOp(namespace, key),))
-        ops: list[Op] = []
-        if item is not None:
-            namespace = tuple(item.namespace)
-            now = self.clock()
-            trashed = {
-                "namespace": list(namespace),
-                "key": item.key,
-                "value": item.value,
-                "reason": reason,
-                "deleted_at": now.isoformat(),
-                "deleted_ts": now.timestamp(),
-            }
-            ops = [
-                PutOp(self.trash_namespace, _trash_key(namespace, item.key), trashed, index=False),
-                self._audit_op("soft_delete", namespace, item.key, reason, item.value),
-                PutOp(namespace, item.key, None),
-            ]
-        return bool((yield from _write(ops)))
+        if item is None:
+            return False
+        namespace = tuple(item.namespace)
+        now = self.clock()
+        trashed = {
+            "namespace": list(namespace),
+            "key": item.key,
+            "value": item.value,
+            "reason": reason,
+            "deleted_at": now.isoformat(),
+            "deleted_ts": now.timestamp(),
+        }
+        moves = (
+            PutOp(self.trash_namespace, _trash_key(namespace, item.key), trashed, index=False),
+            self._audit_op("soft_delete", namespace, item.key, reason, item.value),
+            PutOp(namespace, item.key, None),
+        )
+        yield StoreOps(moves)
+        return True
 
     def _restore_plan(self, namespace: Namespace, key: str) -> Plan[bool]:
         (trashed,) = yield StoreOps((GetOp(self.trash_namespace, _trash_key(namespace, key)),))
-        ops: list[Op] = []
-        if trashed is not None:
-            v = trashed.value
-            namespace = tuple(v["namespace"])
-            ops = [
-                PutOp(namespace, v["key"], v["value"]),
-                self._audit_op("restore", namespace, v["key"], "restored", v["value"]),
-                PutOp(self.trash_namespace, trashed.key, None),
-            ]
-        return bool((yield from _write(ops)))
+        if trashed is None:
+            return False
+        v = trashed.value
+        namespace = tuple(v["namespace"])
+        moves = (
+            PutOp(namespace, v["key"], v["value"]),
+            self._audit_op("restore", namespace, v["key"], "restored", v["value"]),
+            PutOp(self.trash_namespace, trashed.key, None),
+        )
+        yield StoreOps(moves)
+        return True
 
     def _purge_plan(self, grace_period_days: float) -> Plan[int]:
         trashed = yield from search_all(self.trash_namespace, [None])
@@ -161,7 +157,9 @@ class MemoryTrash:
                     self._audit_op("purge", namespace, v["key"], v["reason"], v["value"]),
                     PutOp(self.trash_namespace, item.key, None),
                 ]
-        return (yield from _write(ops)) // 2
+        if ops:
+            yield StoreOps(tuple(ops))
+        return len(ops) // 2
 
     # -- sync and async ------------------------------------------------------------
 
