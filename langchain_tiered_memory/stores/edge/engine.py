@@ -379,7 +379,7 @@ class EdgeEngine:
                 return running.status
             self._written = 0
             spec = {
-                "names": {"dense": _NAMES.dense, "sparse": _NAMES.sparse},
+                "names": asdict(_NAMES),
                 "dims": self._dims,
                 "optimizers": None if self.optimizers is None else asdict(self.optimizers),
             }
