@@ -398,9 +398,7 @@ class EdgeEngine:
         assert self.auto_optimize is not None
         with self._optimization_lock:
             self._written += points
-            due = self._written >= self.auto_optimize and not any(
-                not b.status.done() for b in self._builds
-            )
+            due = self._written >= self.auto_optimize and all(b.status.done() for b in self._builds)
         if due:
             self.start_optimize()
 
