@@ -738,5 +738,4 @@ def _written(ops: Sequence[Op]) -> set[tuple[str, ...]]:
 
 
 def _single(request: Any) -> Plan[Any]:
-    result = yield request
-    return result
+    return (yield request)

@@ -379,7 +379,7 @@ class EdgeEngine:
                 return running.status
             self._written = 0
             spec = {
-                "names": {"dense": _NAMES.dense, "sparse": _NAMES.sparse},
+                "names": asdict(_NAMES),
                 "dims": self._dims,
                 "optimizers": None if self.optimizers is None else asdict(self.optimizers),
             }
@@ -398,9 +398,7 @@ class EdgeEngine:
         assert self.auto_optimize is not None
         with self._optimization_lock:
             self._written += points
-            due = self._written >= self.auto_optimize and not any(
-                not b.status.done() for b in self._builds
-            )
+            due = self._written >= self.auto_optimize and all(b.status.done() for b in self._builds)
         if due:
             self.start_optimize()
 

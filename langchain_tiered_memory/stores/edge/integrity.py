@@ -246,11 +246,10 @@ def check_shard(container: Path, live: Path) -> None:
     """
     if not (live / "edge_config.json").exists() and not (live / "segments").is_dir():
         return
+    manifest = read_manifest(container)  # its errors name the repair already
     try:
-        _check(container, live, read_manifest(container))
+        _check(container, live, manifest)
     except StoreDamagedError as exc:
-        if "restore the store directory" in str(exc):
-            raise
         raise StoreDamagedError(f"{exc}: {_fix(container)}") from exc.__cause__
 
 

@@ -147,8 +147,7 @@ class ReadGate:
     def shared(self) -> Iterator[None]:
         """Enter as one of many readers (waits while an exclusive holder is inside)."""
         with self._cond:
-            while self._exclusive:
-                self._cond.wait()
+            self._cond.wait_for(lambda: not self._exclusive)
             self._readers += 1
         try:
             yield
@@ -162,11 +161,9 @@ class ReadGate:
     def exclusive(self) -> Iterator[None]:
         """Enter alone: new readers wait, running readers are waited for."""
         with self._cond:
-            while self._exclusive:
-                self._cond.wait()
+            self._cond.wait_for(lambda: not self._exclusive)
             self._exclusive = True
-            while self._readers:
-                self._cond.wait()
+            self._cond.wait_for(lambda: not self._readers)
         try:
             yield
         finally:
