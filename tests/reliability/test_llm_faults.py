@@ -1,8 +1,8 @@
 """LLM faults: a model that raises, hangs, answers out of shape, too long, or with an injection.
 
 The faulty model sits behind every LLM path of the memory (extraction and
-consistency in the semantic tier, episode reflection, the running summary of
-working memory) and behind the memory given to the agent. Memory must stay
+consistency in the semantic tier, episode reflection, conversation topics, the
+running summary of working memory) and behind the memory given to the agent. Memory must stay
 consistent (only what the heuristic path found is stored, nothing half
 written), the failure must be recorded where a user can see it (the tier's
 error records or ``TieredMemory.stats()["errors"]``), and the agent, whose own
@@ -18,12 +18,15 @@ from typing import Any
 
 import pytest
 from langchain_core.messages import AIMessage, BaseMessage
+from langgraph.store.memory import InMemoryStore
 from reliability_helpers import open_memory
 from test_poisoning import assert_framed
 
 from langchain_tiered_memory import Episode, TieredMemory
-from langchain_tiered_memory.errors import ExtractionError
+from langchain_tiered_memory.errors import ConfigurationError, ExtractionError
 from langchain_tiered_memory.testing.fakes import HashingEmbeddings, ScriptedChatModel
+from langchain_tiered_memory.tiers.common.scope import MemoryScope
+from langchain_tiered_memory.tiers.episodic.conversations import ConversationIndex
 from langchain_tiered_memory.tiers.episodic.reflection import EpisodeReflector
 from langchain_tiered_memory.tiers.working import SlidingWindowSummaryBuffer
 from langchain_tiered_memory.tokens import TokenCounter
@@ -229,6 +232,35 @@ def test_hanging_reflector_leaves_the_episode_pending(mem) -> None:  # type: ign
     alice.episodic.retry_reflections(working)
     done = alice.episodic.get(stored.episode_id)
     assert done is not None and done.reflection_status.value == "done"
+
+
+def _topic_index(timeout: float | None) -> ConversationIndex:
+    model = ScriptedChatModel(responses=[], default=_hang)
+    return ConversationIndex(InMemoryStore(), MemoryScope("alice"), llm=model, timeout=timeout)
+
+
+def test_hanging_topic_model_falls_back_to_keywords() -> None:
+    record = _topic_index(0.2).index_conversation(
+        "c1", ["my postgres migration fails"], "Debugged a failing Postgres migration"
+    )
+    assert record.topics_source == "keywords" and "postgres" in record.topics
+    assert record.topics_error is not None
+    assert record.topics_error.startswith("LLMTimeoutError") and "0.2s" in record.topics_error
+
+
+async def test_hanging_topic_model_falls_back_to_keywords_async() -> None:
+    record = await _topic_index(0.2).aindex_conversation(
+        "c1", ["my postgres migration fails"], "Debugged a failing Postgres migration"
+    )
+    assert record.topics_source == "keywords" and "postgres" in record.topics
+    assert record.topics_error is not None and record.topics_error.startswith("LLMTimeoutError")
+
+
+@pytest.mark.parametrize("timeout", [0, -1.0, float("nan"), True, "30"])
+def test_topic_timeout_must_be_positive_seconds_or_none(timeout: Any) -> None:
+    with pytest.raises(ConfigurationError, match="timeout must be a positive number"):
+        _topic_index(timeout)
+    assert _topic_index(None).timeout is None
 
 
 def test_agent_still_answers_when_the_memory_model_fails(workdir: Path) -> None:

@@ -4,7 +4,8 @@ A conversation is indexed by its summary (embedded, with its topics) and its
 topics. Topics come from the caller, from an LLM through structured output
 (:class:`ConversationTopics`) when one is given, or from
 :func:`extract_keywords`, a deterministic keyword extractor. If the LLM fails,
-the keywords are used and the error is kept on the record (``topics_error``).
+or does not answer within its timeout, the keywords are used and the error is
+kept on the record (``topics_error``).
 
 Examples:
     >>> from langgraph.store.memory import InMemoryStore
@@ -35,6 +36,12 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from langgraph.store.base import BaseStore, PutOp, SearchOp
 from pydantic import BaseModel, Field
 
+from langchain_tiered_memory.chat_models import (
+    DEFAULT_LLM_TIMEOUT,
+    ainvoke_with_timeout,
+    check_timeout,
+    invoke_with_timeout,
+)
 from langchain_tiered_memory.errors import ConfigurationError, InvalidInputError
 from langchain_tiered_memory.text import check_top_k
 from langchain_tiered_memory.tiers.common.args import Clock, tier_args
@@ -186,6 +193,12 @@ class ConversationIndex:
         max_topics: Topics kept per conversation.
         ranking: Relevance/recency weights (importance is not used by default).
         clock: Returns "now" (aware); injectable for tests.
+        timeout: Seconds one topic call to ``llm`` may take (``None``: no limit); a
+            slower call fails like any other: the keywords are used.
+
+    Raises:
+        ConfigurationError: ``max_topics`` is below 1, or ``timeout`` is not a
+            positive number or ``None``.
 
     Examples:
         >>> from langgraph.store.memory import InMemoryStore
@@ -204,6 +217,7 @@ class ConversationIndex:
         max_topics: int = 5,
         ranking: RankingConfig | None = None,
         clock: Clock | None = None,
+        timeout: float | None = DEFAULT_LLM_TIMEOUT,
     ) -> None:
         if max_topics < 1:
             raise ConfigurationError(f"max_topics={max_topics}: use at least 1")
@@ -212,6 +226,7 @@ class ConversationIndex:
         self.scope: MemoryScope = self._args.scope
         self.llm = llm
         self.max_topics = max_topics
+        self.timeout = check_timeout(timeout)
         self.ranking = ranking or RankingConfig(importance_weight=0.0)
         self.namespace = conversations_namespace(scope)
 
@@ -245,8 +260,10 @@ class ConversationIndex:
             structured = self.llm.with_structured_output(ConversationTopics)
             prompt = self._topic_messages(summary, texts)
             try:
+                what = "the conversation topic model"
                 result = yield Call(
-                    lambda: structured.invoke(prompt), lambda: structured.ainvoke(prompt)
+                    lambda: invoke_with_timeout(structured, prompt, self.timeout, what=what),
+                    lambda: ainvoke_with_timeout(structured, prompt, self.timeout, what=what),
                 )
                 topics = ConversationTopics.model_validate(result).topics
                 source = "llm"
