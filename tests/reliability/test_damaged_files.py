@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sqlite3
 import struct
 import subprocess
 import sys
@@ -23,7 +24,7 @@ from langgraph.store.memory import InMemoryStore
 from reliability_helpers import make_store
 
 from langchain_tiered_memory.cli.commands import main
-from langchain_tiered_memory.errors import StoreDamagedError
+from langchain_tiered_memory.errors import OutboxDamagedError, StoreDamagedError, WriteBackError
 from langchain_tiered_memory.stores.edge.files import copy_tree
 from langchain_tiered_memory.writeback.ops import WriteOp
 from langchain_tiered_memory.writeback.outbox import OUTBOX_FILENAME
@@ -319,3 +320,65 @@ def test_deleting_the_state_file_accepts_the_stated_loss(tmp_path: Path) -> None
         assert writer.stats().pending == 0
     finally:
         writer.close()
+
+
+@pytest.mark.parametrize(
+    "garbage",
+    [
+        pytest.param(b'{"clean": tr', id="cut-short"),
+        pytest.param(b"\xff\xfe\x00garbled\x81", id="not-text"),
+    ],
+)
+def test_a_damaged_outbox_state_file_is_refused_and_the_outbox_kept(
+    tmp_path: Path, garbage: bytes
+) -> None:
+    """The refusal names the state file and its repair; the repair keeps every pending write."""
+    _pending_outbox(tmp_path)
+    state = tmp_path / (OUTBOX_FILENAME + ".state")
+    state.write_bytes(garbage)
+    with pytest.raises(OutboxDamagedError) as info:
+        _open_writer(tmp_path)
+    text = str(info.value)
+    assert str(state) in text, text
+    assert "delete it only if the outbox next to it is intact" in text, text
+    assert state.read_bytes() == garbage  # nothing rewritten or deleted by the refusal
+    assert (tmp_path / OUTBOX_FILENAME).is_file()
+    (tmp_path / "store" / "memories").mkdir(parents=True)  # an empty store beside it
+    assert main(["verify", "--path", str(tmp_path)]) == 1
+    # The repair the message names: the outbox is intact, so the state file goes.
+    state.unlink()
+    writer = _open_writer(tmp_path)  # the refused open released the lock
+    try:
+        assert writer.stats().pending == 40
+    finally:
+        writer.close()
+    assert main(["verify", "--path", str(tmp_path)]) == 0
+
+
+def _outbox_rows(path: Path) -> tuple[int, int]:
+    """The schema version and the number of writes of the outbox ``path``, read-only."""
+    with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as conn:
+        [(version,)] = conn.execute("PRAGMA user_version").fetchall()
+        [(rows,)] = conn.execute("SELECT COUNT(*) FROM writes").fetchall()
+    conn.close()
+    return int(version), int(rows)
+
+
+def test_an_outbox_of_a_newer_schema_is_refused_and_left_as_it_was(tmp_path: Path) -> None:
+    """An outbox written by a newer release: the open says to upgrade and changes nothing."""
+    _pending_outbox(tmp_path)
+    outbox = tmp_path / OUTBOX_FILENAME
+    with sqlite3.connect(outbox) as conn:
+        conn.execute("PRAGMA user_version = 2")
+    conn.close()
+    state = tmp_path / (OUTBOX_FILENAME + ".state")
+    recorded = state.read_text()
+    for _ in range(2):  # refused each time: the refused open released the lock
+        with pytest.raises(WriteBackError) as info:
+            _open_writer(tmp_path)
+        text = str(info.value)
+        assert str(outbox) in text, text
+        assert "schema version 2 is newer than this library's (1)" in text, text
+        assert "upgrade langchain-tiered-memory" in text, text
+    assert _outbox_rows(outbox) == (2, 40)
+    assert state.read_text() == recorded

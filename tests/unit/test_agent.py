@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import sqlite3
 import threading
 from collections.abc import Iterator
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
 import pytest
 from langchain_core.messages import AIMessage, BaseMessage, SystemMessage, ToolMessage
 from langchain_core.tools import tool
+from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.memory import InMemoryStore
 
 from langchain_tiered_memory import TieredMemory
@@ -172,15 +175,68 @@ def test_missing_user_names_both_ways(memory: TieredMemory) -> None:
     assert "context=" in str(err.value) and "configurable" in str(err.value)
 
 
-def test_thread_keeps_working_memory_with_default_checkpointer(memory: TieredMemory) -> None:
+def human_inputs(model: ScriptedChatModel) -> list[str]:
+    """The user messages of the model's last call."""
+    return [str(m.content) for m in model.calls[-1] if m.type == "human"]
+
+
+@pytest.mark.parametrize(
+    "checkpointer",
+    [
+        pytest.param(None, id="default"),
+        pytest.param(True, id="true"),
+        pytest.param(InMemorySaver(), id="saver"),
+    ],
+)
+def test_thread_keeps_working_memory_with_a_checkpointer(
+    memory: TieredMemory, checkpointer: InMemorySaver | bool | None
+) -> None:
     model = recording_offline_model()
-    agent = create_memory_agent(model, memory=memory)
+    agent = create_memory_agent(model, memory=memory, checkpointer=checkpointer)
     ask(agent, "My project is called Falcon", "dave", "d1")
     ask(agent, "What was it called?", "dave", "d1")
-    humans = [m.content for m in model.calls[-1] if m.type == "human"]
-    assert humans == ["My project is called Falcon", "What was it called?"]
+    assert human_inputs(model) == ["My project is called Falcon", "What was it called?"]
     ask(agent, "What was it called?", "dave", "d2")
-    assert [m.content for m in model.calls[-1] if m.type == "human"] == ["What was it called?"]
+    assert human_inputs(model) == ["What was it called?"]
+
+
+def test_a_saver_of_your_own_keeps_the_thread_for_a_new_agent(
+    memory: TieredMemory, tmp_path: Path
+) -> None:
+    """A durable saver: an agent built later (after a restart) continues the same thread."""
+    sqlite = pytest.importorskip("langgraph.checkpoint.sqlite")
+    path = tmp_path / "threads.sqlite3"
+    with closing(sqlite3.connect(path, check_same_thread=False)) as conn:
+        first = create_memory_agent(
+            OfflineChatModel(), memory=memory, checkpointer=sqlite.SqliteSaver(conn)
+        )
+        ask(first, "My project is called Falcon", "dave", "d1")
+    model = recording_offline_model()
+    with closing(sqlite3.connect(path, check_same_thread=False)) as conn:
+        second = create_memory_agent(model, memory=memory, checkpointer=sqlite.SqliteSaver(conn))
+        out = ask(second, "What was it called?", "dave", "d1")
+    assert human_inputs(model) == ["My project is called Falcon", "What was it called?"]
+    assert [m.content for m in out["messages"] if m.type == "human"] == human_inputs(model)
+
+
+async def test_async_thread_keeps_working_memory_with_a_saver(memory: TieredMemory) -> None:
+    model = recording_offline_model()
+    agent = create_memory_agent(model, memory=memory, checkpointer=InMemorySaver())
+    for text in ("My project is called Falcon", "What was it called?"):
+        await agent.ainvoke(
+            {"messages": [("user", text)]}, thread("d1"), context={"user_id": "dave"}
+        )
+    assert human_inputs(model) == ["My project is called Falcon", "What was it called?"]
+
+
+def test_without_a_checkpointer_each_turn_starts_a_fresh_thread(memory: TieredMemory) -> None:
+    """``checkpointer=False`` (the platform keeps threads): nothing is carried between runs."""
+    model = recording_offline_model()
+    agent = create_memory_agent(model, memory=memory, checkpointer=False)
+    ask(agent, "My project is called Falcon", "dave", "d1")
+    out = ask(agent, "What was it called?", "dave", "d1")
+    assert human_inputs(model) == ["What was it called?"]
+    assert [m.content for m in out["messages"] if m.type == "human"] == ["What was it called?"]
 
 
 def test_one_llm_call_per_plain_turn_and_turn_recorded_as_episode(
@@ -318,3 +374,5 @@ def test_configuration_errors(memory: TieredMemory) -> None:
         create_memory_agent(OfflineChatModel(), [search_memory], memory=memory)
     with pytest.raises(ConfigurationError, match="consolidate_every"):
         create_memory_agent(OfflineChatModel(), memory=memory, consolidate_every=-1)
+    with pytest.raises(ConfigurationError, match=r"BaseCheckpointSaver.*got str"):
+        create_memory_agent(OfflineChatModel(), memory=memory, checkpointer="memory")  # type: ignore[arg-type]

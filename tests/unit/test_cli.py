@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
 import runpy
 import subprocess
 import sys
@@ -17,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from langchain_tiered_memory import Episode, TieredMemory
+from langchain_tiered_memory.cli import commands
 from langchain_tiered_memory.cli.commands import main
 
 pytestmark = pytest.mark.integration
@@ -208,6 +210,45 @@ def test_a_closed_pipe_ends_the_command_quietly(demo: tuple[Path, str]) -> None:
     err = proc.stderr.read().decode()
     assert proc.wait(timeout=120) == 141
     assert err == ""
+
+
+def test_ctrl_c_exits_130_with_one_line(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    def interrupted(args: object) -> int:
+        print("partial report")
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(commands, "_cmd_stats", interrupted)
+    code, out, err = run("stats", "--path", str(tmp_path))
+    assert code == 130
+    assert err == "tiered-memory: interrupted\n"
+    assert out == "partial report\n"
+
+
+@pytest.mark.parametrize("flush", [True, False], ids=["while-printing", "at-exit"])
+def test_a_reader_gone_mid_output_ends_the_command_quietly(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, flush: bool
+) -> None:
+    """``tiered-memory stats | head``: exit 141, no error line, later output is dropped."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader has gone
+    stdout = open(write_end, "w", encoding="utf-8")  # noqa: SIM115 - closed below
+
+    def report(args: object) -> int:
+        print("user | total", flush=flush)  # unflushed: main's final flush breaks the pipe
+        return 0
+
+    monkeypatch.setattr(commands, "_cmd_stats", report)
+    err = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(err):
+            code = main(["stats", "--path", str(tmp_path)])
+        assert code == 141
+        assert err.getvalue() == ""
+        # Anything printed later (at interpreter exit) goes to /dev/null, not to a broken pipe.
+        assert os.path.samestat(os.fstat(stdout.fileno()), os.stat(os.devnull))
+        print("after the reader left", file=stdout, flush=True)
+    finally:
+        stdout.close()
 
 
 @pytest.mark.parametrize(
