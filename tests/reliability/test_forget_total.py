@@ -26,6 +26,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import pytest
+from langgraph.store.base import PutOp
 from langgraph.store.memory import InMemoryStore
 
 from langchain_tiered_memory import Episode, TieredMemory
@@ -161,6 +163,58 @@ def test_resume_erasures_purges_several_deferred_forgets_at_once(tmp_path: Path)
     finally:
         memory.close()
     assert canaries_on_disk(tmp_path, [*first, *second]) == 0
+
+
+@pytest.mark.parametrize("use_async", [False, True], ids=["sync", "async"])
+async def test_resume_erasures_finishes_an_erasure_that_failed_part_way(
+    tmp_path: Path, use_async: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    interrupted, deferred, kept = canaries(), canaries(), canaries()
+    memory = open_memory(tmp_path)
+    try:
+        fill(memory, VICTIM, interrupted)
+        fill(memory, "deferred-user", deferred)
+        fill(memory, "keeper", kept)
+        memory.forget_user("deferred-user", purge=False)  # its purge is owed
+
+        def unplugged(ops: Any) -> None:
+            if any(
+                isinstance(op, PutOp) and op.value is None and op.namespace[1:2] == (VICTIM,)
+                for op in ops
+            ):
+                raise OSError("disk unplugged")
+
+        batch, abatch = memory.store.batch, memory.store.abatch
+
+        def failing_batch(ops: Any) -> Any:
+            unplugged(ops)
+            return batch(ops)
+
+        async def failing_abatch(ops: Any) -> Any:
+            unplugged(ops)
+            return await abatch(ops)
+
+        with monkeypatch.context() as patch:  # the deletions fail after the marker is written
+            patch.setattr(memory.store, "batch", failing_batch)
+            patch.setattr(memory.store, "abatch", failing_abatch)
+            with pytest.raises(OSError, match="disk unplugged"):
+                await memory.aforget_user(VICTIM) if use_async else memory.forget_user(VICTIM)
+        assert VICTIM in memory.users()  # not erased yet, and the journal says so
+        assert len(memory.store.search(ERASURES_NAMESPACE)) == 2
+
+        async def resume() -> int:
+            return await memory.aresume_erasures() if use_async else memory.resume_erasures()
+
+        assert await resume() == 2
+        assert memory.users() == ["keeper"]
+        assert list(memory.export_user(VICTIM)) == []
+        assert memory.store.search(ERASURES_NAMESPACE) == []
+        assert memory.for_user("keeper").semantic.get_facts("keeper")
+        assert await resume() == 0
+    finally:
+        memory.close()
+    assert canaries_on_disk(tmp_path, [*interrupted, *deferred, VICTIM]) == 0
+    assert canaries_on_disk(tmp_path, kept) > 0
 
 
 # -- import -------------------------------------------------------------------------------

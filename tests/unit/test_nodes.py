@@ -184,6 +184,138 @@ def test_generate_rejects_a_non_chat_model() -> None:
         create_generate_node("offline")  # type: ignore[arg-type]
 
 
+# -- memory tools ---------------------------------------------------------------------
+
+ANSWER_WITHOUT = ". Answer without it, and tell the user if it matters."
+
+
+async def run_tool(tool: Any, args: dict[str, Any], config: Any, use_async: bool) -> str:
+    """The tool's answer through ``invoke`` or ``ainvoke``."""
+    out = await tool.ainvoke(args, config) if use_async else tool.invoke(args, config)
+    assert isinstance(out, str)
+    return out
+
+
+@pytest.mark.parametrize("use_async", [False, True], ids=["invoke", "ainvoke"])
+async def test_memory_tools_remember_search_and_forget_for_the_runs_user(
+    memory: TieredMemory, use_async: bool
+) -> None:
+    search, remember, forget = create_memory_tools(memory)
+    alice = user("alice")
+
+    noted = await run_tool(remember, {"fact": "  I am   vegetarian "}, alice, use_async)
+    assert noted == "Noted; I will remember: I am vegetarian"
+    memory.flush()
+    found = await run_tool(search, {"query": "vegetarian"}, alice, use_async)
+    assert "- [profile] Follows a vegetarian diet" in found
+    assert await run_tool(search, {"query": "vegetarian"}, user("bob"), use_async) == (
+        "No memories match."
+    )
+
+    gone = await run_tool(forget, {"query": "vegetarian"}, alice, use_async)
+    head, _, framed = gone.partition("\n\n")
+    assert head == "Forgot (restorable from the trash):"
+    assert "- Follows a vegetarian diet" in framed
+    assert await run_tool(forget, {"query": "vegetarian"}, alice, use_async) == (
+        "Nothing in memory matched closely enough; nothing was forgotten."
+    )
+    facts = memory.for_user("alice").semantic.get_facts("alice")
+    assert not any("vegetarian" in f.content.lower() for f in facts)
+    assert memory.stats()["errors"] == {}
+
+
+@pytest.mark.parametrize("use_async", [False, True], ids=["invoke", "ainvoke"])
+@pytest.mark.parametrize(
+    ("tool", "args", "expected"),
+    [
+        (0, {"query": "  \n "}, "Error: query to search is empty; pass what to query."),
+        (1, {"fact": ""}, "Error: fact to remember is empty; pass what to fact."),
+        (2, {"query": "\t"}, "Error: query to forget is empty; pass what to query."),
+        (
+            1,
+            {"fact": "x" * 2001},
+            "Error: fact to remember is 2001 characters long; keep it under 2000.",
+        ),
+        (
+            0,
+            {"query": "y " * 1500},
+            "Error: query to search is 2999 characters long; keep it under 2000.",
+        ),
+    ],
+    ids=["empty-query", "empty-fact", "empty-forget", "long-fact", "long-query"],
+)
+async def test_memory_tools_answer_bad_input_with_an_error_text(
+    memory: TieredMemory, use_async: bool, tool: int, args: dict[str, Any], expected: str
+) -> None:
+    tools = create_memory_tools(memory)
+    assert await run_tool(tools[tool], args, user("alice"), use_async) == expected
+    await memory.aflush()
+    assert memory.users() == []  # nothing was stored for the user
+    assert memory.stats()["errors"] == {}  # the model's mistake, not a failure
+
+
+@pytest.mark.parametrize("use_async", [False, True], ids=["invoke", "ainvoke"])
+async def test_memory_tools_without_a_user_say_how_to_pass_one(
+    memory: TieredMemory, use_async: bool
+) -> None:
+    search, remember, forget = create_memory_tools(memory)
+    answers = [
+        await run_tool(search, {"query": "diet"}, {"configurable": {}}, use_async),
+        await run_tool(remember, {"fact": "I am vegetarian"}, None, use_async),
+        await run_tool(forget, {"query": "diet"}, {"configurable": {"user_id": ""}}, use_async),
+    ]
+    for answer in answers:
+        assert answer.startswith("Error: no user_id for this run: pass it in the run's context")
+        assert "{'configurable': {'user_id': 'alice'}}" in answer
+    await memory.aflush()
+    assert memory.users() == []
+
+
+@pytest.mark.parametrize("use_async", [False, True], ids=["invoke", "ainvoke"])
+async def test_memory_tools_turn_a_failing_call_into_an_error_text_and_count_it(
+    memory: TieredMemory, use_async: bool
+) -> None:
+    search, remember, forget = create_memory_tools(memory, user_id="al\x00ice")
+    bad_id = "(InvalidInputError: user_id 'al\\x00ice' contains control characters: remove them)"
+    assert await run_tool(search, {"query": "diet"}, None, use_async) == (
+        f"Error: could not search memory {bad_id}{ANSWER_WITHOUT}"
+    )
+    assert await run_tool(remember, {"fact": "I am vegetarian"}, None, use_async) == (
+        f"Error: could not remember the fact {bad_id}{ANSWER_WITHOUT}"
+    )
+    assert await run_tool(forget, {"query": "diet"}, None, use_async) == (
+        f"Error: could not forget {bad_id}{ANSWER_WITHOUT}"
+    )
+    assert memory.stats()["errors"] == {
+        "tool.search memory": 1,
+        "tool.remember the fact": 1,
+        "tool.forget": 1,
+    }
+
+
+@pytest.mark.parametrize("use_async", [False, True], ids=["invoke", "ainvoke"])
+async def test_forget_tool_reports_a_store_failure_during_the_call(
+    memory: TieredMemory, use_async: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _, _, forget = create_memory_tools(memory, user_id="alice")
+    memory.for_user("alice").remember("I am vegetarian.")
+
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise OSError("disk unplugged")
+
+    async def abroken(*args: Any, **kwargs: Any) -> Any:
+        raise OSError("disk unplugged")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(memory.store, "batch", broken)
+        patch.setattr(memory.store, "abatch", abroken)
+        answer = await run_tool(forget, {"query": "vegetarian"}, None, use_async)
+    assert answer == f"Error: could not forget (OSError: disk unplugged){ANSWER_WITHOUT}"
+    assert memory.stats()["errors"] == {"tool.forget": 1}
+    facts = memory.for_user("alice").semantic.get_facts("alice")
+    assert any("vegetarian" in f.content.lower() for f in facts)  # nothing was forgotten
+
+
 # -- reflect --------------------------------------------------------------------------
 
 

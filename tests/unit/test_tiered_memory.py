@@ -22,6 +22,7 @@ from langchain_tiered_memory import (
 from langchain_tiered_memory.consolidation import ForgettingPolicy
 from langchain_tiered_memory.testing.fakes import FakeClock, HashingEmbeddings
 from langchain_tiered_memory.tokens import TokenCounter
+from langchain_tiered_memory.user_memory import UserMemory
 
 COUNTER = TokenCounter()
 
@@ -204,7 +205,10 @@ def test_durable_writeback_applies_after_flush_and_reopen(tmp_path: Path) -> Non
         again.close()
 
 
-def test_consolidation_extracts_learns_merges_forgets_and_resumes(tmp_path: Path) -> None:
+def consolidation_scenario(
+    tmp_path: Path,
+) -> tuple[TieredMemory, FakeClock, UserMemory, Episode, Episode]:
+    """Alice with an old abandoned episode, a pinned one, a tool failure and a near-duplicate."""
     clock = FakeClock()
     mem = memory_on(
         "inmemory", tmp_path, clock=clock, forgetting=ForgettingPolicy(grace_period_days=30)
@@ -236,6 +240,11 @@ def test_consolidation_extracts_learns_merges_forgets_and_resumes(tmp_path: Path
         alice.episodic.record(ep)
     alice.semantic.store_fact("alice", "Prefers short answers", confidence=0.6)
     alice.semantic.store_fact("alice", "prefers short answers!", confidence=0.9)
+    return mem, clock, alice, old, pinned
+
+
+def test_consolidation_extracts_learns_merges_forgets_and_resumes(tmp_path: Path) -> None:
+    mem, clock, alice, old, pinned = consolidation_scenario(tmp_path)
     seen: list[str] = []
     report = alice.consolidate(progress=lambda phase, done, total: seen.append(phase))
     assert report.ok, report.errors
@@ -254,6 +263,32 @@ def test_consolidation_extracts_learns_merges_forgets_and_resumes(tmp_path: Path
     assert stats["forgetting"].get("soft_delete", 0) >= 1
     clock.advance(days=31)
     assert alice.consolidate().purged >= 1
+
+
+async def test_aconsolidate_does_what_consolidate_does_and_saves_access_counts(
+    tmp_path: Path,
+) -> None:
+    mem, clock, alice, old, pinned = consolidation_scenario(tmp_path)
+    assert await alice.episodic.aretrieve_similar("orders client", top_k=1)  # counted, unsaved
+    assert await alice.semantic.asemantic_search("short answers", top_k=1)
+    seen: list[str] = []
+    report = await alice.aconsolidate(progress=lambda phase, done, total: seen.append(phase))
+    assert report.ok, report.errors
+    assert report.episodes_processed == 3 and report.tool_uses_recorded == 2
+    assert alice.procedural.get_tool_guidance("orders_v1").failures == 1
+    assert any("vegetarian" in f.content.lower() for f in alice.semantic.get_facts("alice"))
+    assert alice.episodic.get(old.episode_id) is None
+    assert alice.episodic.get(pinned.episode_id) is not None
+    assert {"episodes", "forget"} <= set(seen)
+    # The access counts of this process were saved by the pass: none is left to save.
+    assert await alice.episodic.aflush_access() == 0
+    assert await alice.semantic.aflush_access() == 0
+    again = await alice.aconsolidate()
+    assert again.episodes_processed == 0 and again.resumed_from is not None
+    assert alice.procedural.get_tool_guidance("orders_v1").failures == 1
+    assert (await mem.astats())["consolidation"]["runs"] == 2
+    clock.advance(days=31)
+    assert (await alice.aconsolidate()).purged >= 1
 
 
 def test_close_applies_queued_writes(tmp_path: Path) -> None:
@@ -279,6 +314,21 @@ def test_forget_matches_by_words_not_by_rank(memory: TieredMemory) -> None:
     texts = [f.content for f in alice.semantic.get_facts("alice")]
     assert "Allergic to shellfish" not in texts and any("Lyon" in t for t in texts)
     assert alice.trash.restore(alice.scope.namespace("semantic", "facts"), gone.forgotten[0].id)
+
+
+async def test_aforget_matches_by_words_not_by_rank(memory: TieredMemory) -> None:
+    alice = memory.for_user("alice")
+    await alice.aremember("I'm allergic to shellfish.")
+    await alice.aremember("I live in Lyon.")
+    assert not await alice.aforget("my favourite colour")
+    gone = await alice.aforget("that I am allergic to shellfish")
+    assert [i.text for i in gone.forgotten] == ["Allergic to shellfish"]
+    assert gone.forgotten[0].section == "knowledge"
+    texts = [f.content for f in await alice.semantic.aget_facts("alice")]
+    assert "Allergic to shellfish" not in texts and any("Lyon" in t for t in texts)
+    facts = alice.scope.namespace("semantic", "facts")
+    assert await alice.trash.arestore(facts, gone.forgotten[0].id)
+    assert "Allergic to shellfish" in [f.content for f in alice.semantic.get_facts("alice")]
 
 
 def test_open_passes_store_options_and_rejects_bad_ones(tmp_path: Path) -> None:
