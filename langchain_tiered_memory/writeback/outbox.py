@@ -273,22 +273,23 @@ class Outbox:
                 self.path, isolation_level=None, check_same_thread=False, timeout=30.0
             )
             _check_integrity(self.path, conn, state)
+            (version,) = conn.execute("PRAGMA user_version").fetchone()
+            if version > _SCHEMA_VERSION:  # checked before anything is changed in the file
+                raise WriteBackError(
+                    f"cannot open outbox {self.path}: its schema version {version} is newer "
+                    f"than this library's ({_SCHEMA_VERSION}); upgrade langchain-tiered-memory "
+                    "to apply its pending writes, and keep the file"
+                )
             mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
             if str(mode).lower() != "wal":
                 logger.warning("outbox %s: WAL unsupported here, using journal mode %s", path, mode)
             conn.execute(f"PRAGMA synchronous={'FULL' if fsync else 'NORMAL'}")
-            (version,) = conn.execute("PRAGMA user_version").fetchone()
-            if version > _SCHEMA_VERSION:
-                raise sqlite3.DatabaseError(
-                    f"outbox schema version {version} is newer than this library's "
-                    f"({_SCHEMA_VERSION}); upgrade langchain-tiered-memory"
-                )
             conn.executescript(_SCHEMA)
             conn.execute(f"PRAGMA user_version={_SCHEMA_VERSION}")
             self._wal = str(mode).lower() == "wal"
             state = {"clean": False, "seq": _high_water(conn), "wal": self._wal}
             replace_file(self._state_path, json.dumps(state, sort_keys=True))
-        except (StoreDamagedError, sqlite3.Error) as exc:
+        except (StoreDamagedError, WriteBackError, sqlite3.Error) as exc:
             if conn is not None:
                 conn.close()
             self._release_lock()

@@ -17,6 +17,7 @@ import struct
 import subprocess
 import sys
 from collections.abc import Callable
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -368,9 +369,9 @@ def test_an_outbox_of_a_newer_schema_is_refused_and_left_as_it_was(tmp_path: Pat
     """An outbox written by a newer release: the open says to upgrade and changes nothing."""
     _pending_outbox(tmp_path)
     outbox = tmp_path / OUTBOX_FILENAME
-    with sqlite3.connect(outbox) as conn:
+    with closing(sqlite3.connect(outbox)) as conn:
         conn.execute("PRAGMA user_version = 2")
-    conn.close()
+        conn.execute("PRAGMA journal_mode = DELETE")  # a newer release may journal otherwise
     state = tmp_path / (OUTBOX_FILENAME + ".state")
     recorded = state.read_text()
     for _ in range(2):  # refused each time: the refused open released the lock
@@ -379,6 +380,9 @@ def test_an_outbox_of_a_newer_schema_is_refused_and_left_as_it_was(tmp_path: Pat
         text = str(info.value)
         assert str(outbox) in text, text
         assert "schema version 2 is newer than this library's (1)" in text, text
-        assert "upgrade langchain-tiered-memory" in text, text
+        assert "upgrade langchain-tiered-memory" in text and "keep the file" in text, text
+        assert "delete" not in text, text  # its pending writes must not be thrown away
     assert _outbox_rows(outbox) == (2, 40)
+    with closing(sqlite3.connect(outbox)) as conn:
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
     assert state.read_text() == recorded

@@ -228,9 +228,9 @@ async def test_memory_tools_remember_search_and_forget_for_the_runs_user(
 @pytest.mark.parametrize(
     ("tool", "args", "expected"),
     [
-        (0, {"query": "  \n "}, "Error: query to search is empty; pass what to query."),
-        (1, {"fact": ""}, "Error: fact to remember is empty; pass what to fact."),
-        (2, {"query": "\t"}, "Error: query to forget is empty; pass what to query."),
+        (0, {"query": "  \n "}, "Error: query to search is empty; pass what to search."),
+        (1, {"fact": ""}, "Error: fact to remember is empty; pass what to remember."),
+        (2, {"query": "\t"}, "Error: query to forget is empty; pass what to forget."),
         (
             1,
             {"fact": "x" * 2001},

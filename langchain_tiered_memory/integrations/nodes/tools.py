@@ -82,7 +82,7 @@ def _format_forgotten(result: ForgetResult) -> str:
 def _check_text(value: str, what: str) -> str:
     text = " ".join(str(value).split())
     if not text:
-        raise ToolException(f"Error: {what} is empty; pass what to {what.split()[0]}.")
+        raise ToolException(f"Error: {what} is empty; pass what to {what.split()[-1]}.")
     if len(text) > _MAX_INPUT_CHARS:
         raise ToolException(
             f"Error: {what} is {len(text)} characters long; keep it under {_MAX_INPUT_CHARS}."
