@@ -204,7 +204,10 @@ def test_a_saver_of_your_own_keeps_the_thread_for_a_new_agent(
     memory: TieredMemory, tmp_path: Path
 ) -> None:
     """A durable saver: an agent built later (after a restart) continues the same thread."""
-    sqlite = pytest.importorskip("langgraph.checkpoint.sqlite")
+    sqlite = pytest.importorskip(
+        "langgraph.checkpoint.sqlite",
+        reason='needs langgraph-checkpoint-sqlite from the bench extra: pip install ".[bench]"',
+    )
     path = tmp_path / "threads.sqlite3"
     with closing(sqlite3.connect(path, check_same_thread=False)) as conn:
         first = create_memory_agent(
